@@ -1,0 +1,52 @@
+"""The one place that sets numba's options for every kernel.
+
+`cache=True` keeps compiled kernels on disk, but numba only checks the mtime of
+the file that defines a function, not of the files it calls into. To make a
+stale cache impossible the cache directory is keyed by a hash of every source
+file of the package: any edit anywhere gives a fresh directory.
+
+`fastmath` stays off and `error_model` is fixed so outcomes are bit-stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def source_hash() -> str:
+    """sha256 (first 16 hex) over the path and bytes of every .py file of `sim`."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("SIM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hexsim"
+    )
+    return Path(base) / f"numba-{source_hash()}"
+
+
+# Set before numba reads its config; numba re-reads NUMBA_* variables at every
+# compile, so the environment variable is what keeps the choice in force.
+os.environ["NUMBA_CACHE_DIR"] = str(cache_dir())
+
+import numba  # noqa: E402
+
+numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+JIT_OPTIONS = {"cache": True, "fastmath": False, "error_model": "numpy", "nogil": True}
+
+
+def njit(fn=None, **overrides):
+    """`numba.njit` with the workbench's options; usable as `@njit` or `@njit(...)`."""
+    options = {**JIT_OPTIONS, **overrides}
+    if fn is None:
+        return lambda f: numba.njit(**options)(f)
+    return numba.njit(**options)(fn)

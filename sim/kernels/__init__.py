@@ -1,0 +1,1 @@
+"""`@njit` kernels: pure functions of state arrays and table values, no I/O."""
