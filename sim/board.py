@@ -21,6 +21,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+MAX_DISC_RADIUS = 5
+
+
+def disc_size(radius: int) -> int:
+    """Tiles within `radius` steps of a tile on an unbounded board: 3r(r+1) + 1."""
+    return 3 * radius * (radius + 1) + 1
+
+
 DIRECTIONS = np.array([(1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1)], dtype=np.int64)
 
 
@@ -33,6 +41,9 @@ class Board(NamedTuple):
     neighbours: (T, 6) int64, neighbour tile index per direction (order in the
         module docstring), -1 off board.
     distance: (T, T) int64 hex distance in steps, terrain ignored.
+    disc: (T, DISC) int64, the tiles within MAX_DISC_RADIUS steps of each tile,
+        nearest first (ties by index), -1 past the board's edge. The first
+        disc_size(r) entries of a row are exactly the tiles within r steps.
     """
 
     radius: int
@@ -41,6 +52,7 @@ class Board(NamedTuple):
     index_of: np.ndarray
     neighbours: np.ndarray
     distance: np.ndarray
+    disc: np.ndarray
 
     @property
     def n_tiles(self) -> int:
@@ -89,6 +101,20 @@ def make_board(radius: int) -> Board:
     dr = r[:, None] - r[None, :]
     distance = (np.abs(dq) + np.abs(dr) + np.abs(dq + dr)) // 2
 
-    for arr in (q, r, index_of, neighbours, distance):
+    distance = distance.astype(np.int64)
+
+    n_disc = disc_size(MAX_DISC_RADIUS)
+    disc = np.full((q.size, n_disc), -1, dtype=np.int64)
+    # on an unbounded board, offsets sorted by distance then a fixed order
+    offsets = sorted(((dq, dr) for dq in range(-MAX_DISC_RADIUS, MAX_DISC_RADIUS + 1)
+                      for dr in range(-MAX_DISC_RADIUS, MAX_DISC_RADIUS + 1)
+                      if hex_distance(dq, dr, 0, 0) <= MAX_DISC_RADIUS),
+                     key=lambda o: (hex_distance(o[0], o[1], 0, 0), o[1], o[0]))
+    for k, (dq, dr) in enumerate(offsets):
+        tq, tr = q + dq, r + dr
+        ok = (np.abs(tq) <= radius) & (np.abs(tr) <= radius) & (np.abs(tq + tr) <= radius)
+        disc[ok, k] = index_of[tq[ok] + radius, tr[ok] + radius]
+
+    for arr in (q, r, index_of, neighbours, distance, disc):
         arr.setflags(write=False)
-    return Board(radius, q, r, index_of, neighbours, distance.astype(np.int64))
+    return Board(radius, q, r, index_of, neighbours, distance, disc)

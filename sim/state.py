@@ -33,6 +33,9 @@ QUEUE_SLOTS = 8
 EVENT_FIELDS = 8  # turn, kind, seat, by, city, a, b, c
 
 
+MAX_TILES = 2791  # a board of radius 30, the largest the tables and scenarios allow
+
+
 class Capacity(NamedTuple):
     cities: int = 64
     units: int = 2048
@@ -41,125 +44,116 @@ class Capacity(NamedTuple):
     events: int = 4096
 
 
-class State(NamedTuple):
-    """Everything that changes during a match. S seats, T tiles, C/U/M/P capacities.
+# State is one numpy record (a structured scalar) rather than a NamedTuple of
+# arrays: numba passes a record as a single pointer, where a NamedTuple of 50
+# arrays becomes ~350 machine arguments on every call between kernels and made
+# compiling the engine take minutes. Every field is a fixed-size array, so the
+# record's type (and numba's compiled code) does not depend on the board or
+# the number of seats: tiles are padded to MAX_TILES and seats to MAX_SEATS,
+# with n_tiles and n_seats saying how many are real.
+STATE_DOC = """Everything that changes during a match, as one numpy record.
 
-    Match scalars are (1,) int64 arrays so kernels can update them in place:
-      turn, active_seat, last_turn, finished (0/1), winner (seat or -1),
-      victory (code or -1), n_cities / n_units / n_events (slots used so far).
-    Tiles (T,):
-      tile_terrain: terrain code; tile_node: node code or -1;
-      tile_bought_by: city ID that bought the tile (T04, T05) or -1.
-    Seats (S,):
-      seat_alive, seat_human: bool; seat_gold, seat_science: stock;
-      seat_techs: (S, K) bool; seat_dominance: V18 counter;
-      seat_capital: city ID or -1; seat_personality: index;
-      seat_eliminated_turn: -1 while standing.
-    Cities (C,):
-      city_tile: tile or -1 for an unused slot; city_owner: seat or NEUTRAL;
-      city_pop, city_hp, city_food (food store), city_production (accumulated
-      on the front queue item); city_capital: bool; city_revolt: turns left;
-      city_revolt_cause: REVOLT_*; city_buildings: (C, B) bool;
-      city_queue: (C, QUEUE_SLOTS) item codes front first, -1 empty (units
-      0..U-1, buildings U..U+B-1).
-    Units (U,):
-      unit_type; unit_owner: seat or BANDIT; unit_tile: -1 once dead or unused;
-      unit_hp; unit_moves_left; unit_camp: home camp of a bandit, else -1.
-    Camps (M,): camp_tile (-1 cleared or unused), camp_timer.
-    Diplomacy: truce_turns (S, S) symmetric turns left; pact_target (P,) seat
-      or -1; pact_members (P, S) bool; pact_turns (P,).
-    Events: event_log (E, EVENT_FIELDS) rows of int64.
-    """
+S = MAX_SEATS seat slots (n_seats real), T = MAX_TILES tile slots (n_tiles
+real), C/U/M/P/E capacities, K techs and B buildings (from the tables).
+Flags are uint8 (0/1); every other number is int64; -1 means none.
 
-    turn: np.ndarray
-    active_seat: np.ndarray
-    last_turn: np.ndarray
-    finished: np.ndarray
-    winner: np.ndarray
-    victory: np.ndarray
-    n_cities: np.ndarray
-    n_units: np.ndarray
-    n_events: np.ndarray
-    tile_terrain: np.ndarray
-    tile_node: np.ndarray
-    tile_bought_by: np.ndarray
-    seat_alive: np.ndarray
-    seat_human: np.ndarray
-    seat_gold: np.ndarray
-    seat_science: np.ndarray
-    seat_techs: np.ndarray
-    seat_dominance: np.ndarray
-    seat_capital: np.ndarray
-    seat_personality: np.ndarray
-    seat_eliminated_turn: np.ndarray
-    city_tile: np.ndarray
-    city_owner: np.ndarray
-    city_pop: np.ndarray
-    city_hp: np.ndarray
-    city_food: np.ndarray
-    city_production: np.ndarray
-    city_capital: np.ndarray
-    city_revolt: np.ndarray
-    city_revolt_cause: np.ndarray
-    city_buildings: np.ndarray
-    city_queue: np.ndarray
-    unit_type: np.ndarray
-    unit_owner: np.ndarray
-    unit_tile: np.ndarray
-    unit_hp: np.ndarray
-    unit_moves_left: np.ndarray
-    unit_camp: np.ndarray
-    camp_tile: np.ndarray
-    camp_timer: np.ndarray
-    truce_turns: np.ndarray
-    pact_target: np.ndarray
-    pact_members: np.ndarray
-    pact_turns: np.ndarray
-    event_log: np.ndarray
+Match scalars, (1,) arrays updated in place:
+  turn, active_seat, last_turn, finished (0/1), winner (seat or -1),
+  victory (code or -1), n_tiles, n_seats, n_cities / n_units / n_events
+  (slots used so far).
+Random streams: rng_ai, rng_events: (1,) uint64 splitmix64 counters.
+Tiles (T,):
+  tile_terrain: terrain code; tile_node: node code or -1;
+  tile_bought_by: city that bought the tile (T04, T05) or -1;
+  tile_unit: the unit standing there or -1 (one unit per tile);
+  tile_site: the city standing there or -1.
+Seats (S,):
+  seat_alive, seat_human: flags; seat_gold, seat_science: stock;
+  seat_techs: (S, K) flags; seat_dominance: V18 counter;
+  seat_capital: city or -1; seat_personality: index;
+  seat_eliminated_turn: -1 while standing.
+Cities (C,):
+  city_tile: tile, -1 for an unused slot; city_owner: seat or NEUTRAL;
+  city_pop; city_hp; city_food (store); city_production (accumulated on the
+  front queue item); city_capital: flag; city_revolt: turns left;
+  city_revolt_cause: REVOLT_*; city_buildings: (C, B) flags;
+  city_queue: (C, QUEUE_SLOTS) item codes front first, -1 empty (units
+  0..U-1, buildings U..U+B-1).
+Units (U,):
+  unit_type (-1 for a bandit); unit_owner: seat or BANDIT; unit_tile: -1 once
+  dead; unit_hp; unit_moves_left; unit_camp: a bandit's home camp, else -1.
+Camps (M,): camp_tile (-1 cleared or unused), camp_timer.
+Diplomacy: truce_turns (S, S) symmetric turns left; pact_target (P,) seat
+  or -1; pact_members (P, S) flags; pact_turns (P,).
+Events: event_log (E, EVENT_FIELDS) rows (sim.kernels.events).
+"""
+
+State = np.record  # the type of a state; see STATE_DOC and state_dtype
+
+
+def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None) -> np.dtype:
+    C, U, M, P, E = capacity or Capacity()
+    S, T, K, B = MAX_SEATS, MAX_TILES, n_techs, n_buildings
+    i8, u8, u64 = np.int64, np.uint8, np.uint64
+    one = (1,)
+    fields = [
+        ("turn", i8, one), ("active_seat", i8, one), ("last_turn", i8, one),
+        ("finished", i8, one), ("winner", i8, one), ("victory", i8, one),
+        ("n_tiles", i8, one), ("n_seats", i8, one), ("n_cities", i8, one),
+        ("n_units", i8, one), ("n_events", i8, one),
+        ("rng_ai", u64, one), ("rng_events", u64, one),
+        ("tile_terrain", i8, (T,)), ("tile_node", i8, (T,)), ("tile_bought_by", i8, (T,)),
+        ("tile_unit", i8, (T,)), ("tile_site", i8, (T,)),
+        ("seat_gold", i8, (S,)), ("seat_science", i8, (S,)), ("seat_dominance", i8, (S,)),
+        ("seat_capital", i8, (S,)), ("seat_personality", i8, (S,)),
+        ("seat_eliminated_turn", i8, (S,)),
+        ("city_tile", i8, (C,)), ("city_owner", i8, (C,)), ("city_pop", i8, (C,)),
+        ("city_hp", i8, (C,)), ("city_food", i8, (C,)), ("city_production", i8, (C,)),
+        ("city_revolt", i8, (C,)), ("city_revolt_cause", i8, (C,)),
+        ("city_queue", i8, (C, QUEUE_SLOTS)),
+        ("unit_type", i8, (U,)), ("unit_owner", i8, (U,)), ("unit_tile", i8, (U,)),
+        ("unit_hp", i8, (U,)), ("unit_moves_left", i8, (U,)), ("unit_camp", i8, (U,)),
+        ("camp_tile", i8, (M,)), ("camp_timer", i8, (M,)),
+        ("truce_turns", i8, (S, S)), ("pact_target", i8, (P,)), ("pact_turns", i8, (P,)),
+        ("event_log", i8, (E, EVENT_FIELDS)),
+        # flags last, so the int64 fields above stay 8-byte aligned
+        ("seat_alive", u8, (S,)), ("seat_human", u8, (S,)), ("seat_techs", u8, (S, max(K, 1))),
+        ("city_capital", u8, (C,)), ("city_buildings", u8, (C, max(B, 1))),
+        ("pact_members", u8, (P, S)),
+    ]
+    return np.dtype(fields, align=True)
 
 
 def empty_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int,
-                capacity: Capacity = Capacity()) -> State:
-    """A state with every slot unused and every seat standing with nothing."""
+                capacity: Capacity | None = None) -> State:
+    """A state with every slot unused and `n_seats` seats standing with nothing."""
     if not 1 <= n_seats <= MAX_SEATS:
         raise ValueError(f"seats must be 1..{MAX_SEATS}, got {n_seats}")
-    C, U, M, P, E = capacity
-
-    def one(v: int) -> np.ndarray:
-        return np.array([v], dtype=np.int64)
-
-    def full(shape, v: int = NONE) -> np.ndarray:
-        return np.full(shape, v, dtype=np.int64)
-
-    return State(
-        turn=one(1), active_seat=one(0), last_turn=one(100), finished=one(0),
-        winner=one(NONE), victory=one(NONE), n_cities=one(0), n_units=one(0), n_events=one(0),
-        tile_terrain=full(n_tiles, PLAINS), tile_node=full(n_tiles), tile_bought_by=full(n_tiles),
-        seat_alive=np.ones(n_seats, dtype=np.bool_), seat_human=np.zeros(n_seats, dtype=np.bool_),
-        seat_gold=full(n_seats, 0), seat_science=full(n_seats, 0),
-        seat_techs=np.zeros((n_seats, n_techs), dtype=np.bool_),
-        seat_dominance=full(n_seats, 0), seat_capital=full(n_seats),
-        seat_personality=full(n_seats, 0), seat_eliminated_turn=full(n_seats),
-        city_tile=full(C), city_owner=full(C), city_pop=full(C, 0), city_hp=full(C, 0),
-        city_food=full(C, 0), city_production=full(C, 0),
-        city_capital=np.zeros(C, dtype=np.bool_), city_revolt=full(C, 0),
-        city_revolt_cause=full(C, 0), city_buildings=np.zeros((C, n_buildings), dtype=np.bool_),
-        city_queue=full((C, QUEUE_SLOTS)),
-        unit_type=full(U), unit_owner=full(U), unit_tile=full(U), unit_hp=full(U, 0),
-        unit_moves_left=full(U, 0), unit_camp=full(U),
-        camp_tile=full(M), camp_timer=full(M, 0),
-        truce_turns=full((n_seats, n_seats), 0),
-        pact_target=full(P), pact_members=np.zeros((P, n_seats), dtype=np.bool_),
-        pact_turns=full(P, 0),
-        event_log=full((E, EVENT_FIELDS), 0),
-    )
+    if not 1 <= n_tiles <= MAX_TILES:
+        raise ValueError(f"tiles must be 1..{MAX_TILES}, got {n_tiles}")
+    holder = np.zeros(1, dtype=state_dtype(n_techs, n_buildings, capacity)).view(np.recarray)
+    st = holder[0]
+    for name in ("winner", "victory", "tile_node", "tile_bought_by", "tile_unit", "tile_site",
+                 "seat_capital", "seat_eliminated_turn", "city_tile", "city_owner",
+                 "city_queue", "unit_type", "unit_owner", "unit_tile", "unit_camp",
+                 "camp_tile", "pact_target"):
+        st[name][...] = NONE
+    st.turn[0] = 1
+    st.last_turn[0] = 100
+    st.n_tiles[0] = n_tiles
+    st.n_seats[0] = n_seats
+    st.seat_alive[:n_seats] = 1
+    st.tile_terrain[n_tiles:] = WATER  # padding is never on the board
+    return st
 
 
 def copy_state(state: State) -> State:
-    """A deep copy (every array copied)."""
-    return State(*(a.copy() for a in state))
+    """A deep copy."""
+    holder = np.empty(1, dtype=state.dtype).view(np.recarray)
+    holder[0] = state
+    return holder[0]
 
 
 def states_equal(a: State, b: State) -> bool:
-    """True when every array of `a` equals the same array of `b`."""
-    return all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    """True when every field of `a` equals the same field of `b`."""
+    return a.dtype == b.dtype and all(np.array_equal(a[n], b[n]) for n in a.dtype.names)

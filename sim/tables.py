@@ -53,6 +53,7 @@ class MatchT(_Model):
     seats: Annotated[int, Field(ge=2, le=6)]
     length: str
     personalities: Annotated[list[str], Field(min_length=1)]
+    start_units: Annotated[list[str], Field(max_length=6)]
     lengths: dict[str, Annotated[int, Field(ge=1, le=10_000)]]
 
 
@@ -76,6 +77,7 @@ class MapT(_Model):
     villages_per_seat: Annotated[int, Field(ge=0, le=4)]
     camps_per_seat: Annotated[int, Field(ge=0, le=4)]
     camp_min_distance: Annotated[int, Field(ge=1, le=20)]
+    start_edge_margin: Annotated[int, Field(ge=0, le=10)]
     terrain_weights: TerrainWeights
     node_weights: NodeWeights
 
@@ -263,19 +265,26 @@ class TablesModel(_Model):
 
 
 class TableArrays(NamedTuple):
-    """Balance values as plain ints and int64/bool numpy arrays: what kernels receive.
+    """Balance values as plain ints and numpy arrays: the fields of the record kernels receive.
+
+    `compile_arrays` returns these fields packed in one numpy record (see
+    `as_record`): numba passes a record as a single pointer, which keeps
+    kernels quick to compile; field access reads the same (`tb.w_city`,
+    `tb.unit_cost[u]`). In the record, flags are uint8 and scalars int64.
 
     Codes: terrain 0..4 in `TERRAINS` order, node kinds 0..2 in `NODE_KINDS`
     order, yields 0..3 in `YIELDS` order; units, buildings, techs, personalities
     and cards indexed by the sorted names kept on `Tables`.
     """
 
-    # map generation (C: Map)
+    # map generation and setup (C: Map)
+    start_units: np.ndarray          # (N,) unit types each seat starts with
     radius: int
     node_share_pct: int
     villages_per_seat: int
     camps_per_seat: int
     camp_min_distance: int
+    start_edge_margin: int
     terrain_weights: np.ndarray      # (5,) int64
     node_weights: np.ndarray         # (3,) int64
     terrain_defence_pct: np.ndarray  # (5,) int64
@@ -415,8 +424,13 @@ class Tables:
     def match_length(self, preset: str | None = None) -> int:
         return self.model.match.lengths[preset or self.model.match.length]
 
-    def arrays(self) -> TableArrays:
-        return compile_arrays(self)
+    def arrays(self) -> np.record:
+        """The compiled record kernels receive (built once per Tables)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            cached = compile_arrays(self)
+            object.__setattr__(self, "_arrays", cached)
+        return cached
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>") -> Tables:
         """This variant with more dotted-key overrides applied and re-validated."""
@@ -544,6 +558,9 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     for i, name in enumerate(m.match.personalities):
         if name not in m.ai.personalities:
             out.append((("match", "personalities", i), f"unknown personality {name!r}"))
+    for i, name in enumerate(m.match.start_units):
+        if name not in m.units:
+            out.append((("match", "start_units", i), f"unknown unit {name!r}"))
     for name in REQUIRED_UNITS:
         if name not in m.units:
             out.append((("units",), f"unit {name!r} must be defined (scenario files name it)"))
@@ -578,6 +595,8 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     if m.science.observatory_tech not in techs:
         out.append((("science", "observatory_tech"),
                     f"unknown tech {m.science.observatory_tech!r}"))
+    if m.map.start_edge_margin * 2 >= m.map.radius:
+        out.append((("map", "start_edge_margin"), "leaves no room for start tiles on this radius"))
     t = m.territory
     if t.grown_ring_radius < t.ring_radius:
         out.append((("territory", "grown_ring_radius"), "must be >= ring_radius (T03)"))
@@ -625,8 +644,28 @@ def _i64(values) -> np.ndarray:
     return np.asarray(list(values), dtype=np.int64)
 
 
-def compile_arrays(t: Tables) -> TableArrays:
-    """Flatten validated tables into a `TableArrays` of ints and numpy arrays."""
+def as_record(fields: TableArrays) -> np.record:
+    """Pack a TableArrays into one numpy record (bool -> uint8, ints -> int64)."""
+    spec = []
+    for name, value in zip(fields._fields, fields, strict=True):
+        if isinstance(value, np.ndarray):
+            dtype = np.uint8 if value.dtype == np.bool_ else np.int64
+            spec.append((name, dtype, value.shape))
+        else:
+            spec.append((name, np.int64))
+    holder = np.zeros(1, dtype=np.dtype(spec, align=True)).view(np.recarray)
+    rec = holder[0]
+    for name, value in zip(fields._fields, fields, strict=True):
+        rec[name] = value
+    return rec
+
+
+def compile_arrays(t: Tables) -> np.record:
+    """Flatten validated tables into the kernels' record (fields of `TableArrays`)."""
+    return as_record(_compile_fields(t))
+
+
+def _compile_fields(t: Tables) -> TableArrays:
     m = t.model
     techs = t.tech_names
     tech_index = {n: i for i, n in enumerate(techs)}
@@ -638,12 +677,15 @@ def compile_arrays(t: Tables) -> TableArrays:
         for req in m.techs[name].requires:
             requires[i, tech_index[req]] = True
     e = m.economy
+    unit_index = {n: i for i, n in enumerate(t.unit_names)}
     return TableArrays(
+        start_units=_i64(unit_index[n] for n in m.match.start_units),
         radius=m.map.radius,
         node_share_pct=m.map.node_share_pct,
         villages_per_seat=m.map.villages_per_seat,
         camps_per_seat=m.map.camps_per_seat,
         camp_min_distance=m.map.camp_min_distance,
+        start_edge_margin=m.map.start_edge_margin,
         terrain_weights=_i64(getattr(m.map.terrain_weights, n) for n in TERRAINS),
         node_weights=_i64(getattr(m.map.node_weights, n) for n in NODE_KINDS),
         terrain_defence_pct=_i64(getattr(m.terrain, n).defence_pct for n in TERRAINS),

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-_KEY = re.compile(r'\s*((?:"[^"]*"|\'[^\']*\'|[A-Za-z0-9_\-]+)(?:\s*\.\s*(?:"[^"]*"|\'[^\']*\'|[A-Za-z0-9_\-]+))*)\s*=')
+_ATOM = r'(?:"[^"]*"|\'[^\']*\'|[A-Za-z0-9_\-]+)'
+_KEY = re.compile(rf"\s*({_ATOM}(?:\s*\.\s*{_ATOM})*)\s*=")
 _PART = re.compile(r'"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_\-]+)')
 
 

@@ -113,7 +113,7 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
                         terrain_passable: np.ndarray, node_weights: np.ndarray,
                         node_share_pct: np.int64, villages_per_seat: np.int64,
                         camps_per_seat: np.int64, camp_min_distance: np.int64,
-                        city_min_distance: np.int64):
+                        city_min_distance: np.int64, start_edge_margin: np.int64):
     """Draw a map from the MAP stream `rng` ((1,) uint64, advanced in place).
 
     Returns (terrain (T,), node (T,) code or -1, starts (n_seats,) tiles,
@@ -142,20 +142,26 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
         key[t] = below(rng, 1 << 30)
 
     starts = np.full(n_seats, -1, dtype=np.int64)
-    # first start: the passable tile with the lowest key among the outer half of the board
+    # start tiles keep start_edge_margin from the edge so their rings are whole
     centre = n // 2
     radius = distance[centre, 0]
+    inner = radius - start_edge_margin
+    # first start: the passable tile with the lowest key in the outer half of the allowed disc
     best = -1
     for t in range(n):
-        if terrain_passable[terrain[t]] and distance[centre, t] * 2 >= radius:
+        d = distance[centre, t]
+        if terrain_passable[terrain[t]] and d * 2 >= inner and d <= inner:
             if best < 0 or key[t] < key[best]:
                 best = t
+    if best < 0:
+        best = centre
+        terrain[centre] = PLAINS
     starts[0] = best
     for s in range(1, n_seats):
         best = -1
         best_d = -1
         for t in range(n):
-            if not terrain_passable[terrain[t]]:
+            if not terrain_passable[terrain[t]] or distance[centre, t] > inner:
                 continue
             d = _far_from(t, starts, s, distance)
             if d > best_d or (d == best_d and key[t] < key[best]):

@@ -31,34 +31,37 @@ def ring_radius(pop: np.int64, base_radius: np.int64, grown_radius: np.int64,
 
 
 @njit
-def resolve_regions(distance: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
-                    city_pop: np.ndarray, tile_bought_by: np.ndarray, base_radius: np.int64,
-                    grown_radius: np.int64, grown_population: np.int64) -> np.ndarray:
+def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
+                    city_owner: np.ndarray, city_pop: np.ndarray, tile_bought_by: np.ndarray,
+                    base_radius: np.int64, grown_radius: np.int64,
+                    grown_population: np.int64) -> np.ndarray:
     """The city that owns each tile, after T08's contest order.
 
-    distance: (T, T) hex steps (terrain ignored: T01). city_tile: (C,) tile or -1
-    for an unused slot. city_owner: (C,) seat, or negative for a neutral
-    village (no region: T06). city_pop: (C,). tile_bought_by: (T,) city or -1.
+    distance: (T, T) hex steps (terrain ignored: T01). disc: (T, D) tiles
+    nearest first (sim.board). city_tile: (C,) tile or -1 for an unused slot.
+    city_owner: (C,) seat, or negative for a neutral village (no region: T06).
+    city_pop: (C,). tile_bought_by: (T,) city or -1.
 
     Returns tile_city: (T,) owning city ID or -1. A bought tile belongs to its
     buyer (T05, T08.1); otherwise the closest seat city whose ring covers the
-    tile (T01, T03, clipped at the edge by construction), equal distance to the
-    lower city ID (T08.2-3). Each tile has one owner (T08).
+    tile (T01, T03; clipped at the edge: off-board disc entries are -1), equal
+    distance to the lower city ID (T08.2-3). Each tile has one owner (T08).
     """
     n_tiles = tile_bought_by.shape[0]
-    n_cities = city_tile.shape[0]
     tile_city = np.full(n_tiles, -1, dtype=np.int64)
     best = np.full(n_tiles, np.iinfo(np.int64).max, dtype=np.int64)
-    for c in range(n_cities):
+    for c in range(city_tile.shape[0]):
         home = city_tile[c]
         if home < 0 or city_owner[c] < 0:
             continue
         rad = ring_radius(city_pop[c], base_radius, grown_radius, grown_population)
-        row = distance[home]
-        for t in range(n_tiles):
-            d = row[t]
-            # strict < keeps the lower city ID on equal distance (T08)
-            if d <= rad and d < best[t]:
+        for k in range(3 * rad * (rad + 1) + 1):
+            t = disc[home, k]
+            if t < 0:
+                continue
+            d = distance[home, t]
+            # strict < keeps the lower city ID on equal distance (cities ascend)
+            if d < best[t]:
                 best[t] = d
                 tile_city[t] = c
     for t in range(n_tiles):
@@ -147,13 +150,39 @@ def rank_seats(score: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> np.n
 def _ahead(a: np.int64, b: np.int64, score: np.ndarray, counts: np.ndarray,
            alive: np.ndarray) -> bool:
     if alive[a] != alive[b]:
-        return alive[a]
+        return alive[a] != 0
     if score[a] != score[b]:
         return score[a] > score[b]
     for k in (1, 0, 3):  # population, region tiles, gold stock
         if counts[a, k] != counts[b, k]:
             return counts[a, k] > counts[b, k]
     return a < b  # fixed seat order, never who opened the turn (T12)
+
+
+@njit
+def territory_and_score(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
+                        city_owner: np.ndarray, city_pop: np.ndarray, city_buildings: np.ndarray,
+                        tile_bought_by: np.ndarray, seat_gold: np.ndarray, seat_alive: np.ndarray,
+                        building_score_points: np.ndarray, base_radius: np.int64,
+                        grown_radius: np.int64, grown_population: np.int64, w_region: np.int64,
+                        w_population: np.int64, w_city: np.int64, gold_per_point: np.int64):
+    """Regions, score terms, scores and ranks of a position in one call (T01–T16).
+
+    Returns (tile_city (T,), terms (S, 5), counts (S, 4), score (S,), rank (S,));
+    see `resolve_regions`, `score_terms` and `rank_seats`.
+    """
+    tile_city = resolve_regions(distance, disc, city_tile, city_owner, city_pop, tile_bought_by,
+                                base_radius, grown_radius, grown_population)
+    terms, counts = score_terms(tile_city, city_tile, city_owner, city_pop, city_buildings,
+                                building_score_points, seat_gold, w_region, w_population, w_city,
+                                gold_per_point)
+    n = seat_gold.shape[0]
+    score = np.zeros(n, dtype=np.int64)
+    for s in range(n):
+        for k in range(5):
+            score[s] += terms[s, k]
+    rank = rank_seats(score, counts, seat_alive)
+    return tile_city, terms, counts, score, rank
 
 
 @njit

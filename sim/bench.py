@@ -1,0 +1,128 @@
+"""Benchmarks: each prints what it measured in one run (timing targets live here,
+never in tests)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+import numpy as np
+
+from sim.board import make_board
+from sim.jit import njit
+from sim.kernels.territory import territory_and_score
+from sim.tables import REPO_ROOT, load_tables
+
+
+@njit
+def _territory_batch(distance, disc, sites, owner, pop, buildings, bought, gold, alive, points,
+                     base_radius, grown_radius, grown_population, w_region, w_population, w_city,
+                     gold_per_point):
+    """Resolve every position of a batch (rows of the 2-D inputs) inside compiled code,
+    as the match loop does, so the timing is the kernel's and not Python's call overhead."""
+    checksum = 0
+    for i in range(sites.shape[0]):
+        _tc, _terms, _counts, score, rank = territory_and_score(
+            distance, disc, sites[i], owner[i], pop[i], buildings[i], bought[i], gold[i], alive,
+            points, base_radius, grown_radius, grown_population, w_region, w_population, w_city,
+            gold_per_point)
+        checksum += score[0] + rank[0]
+    return checksum
+
+
+def _reference():
+    """The plain-Python oracle kept under tests/reference (needs the source checkout)."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    return importlib.import_module("tests.reference.territory")
+
+
+def territory_positions(n_positions: int, seed: int = 7, radius: int = 9, n_seats: int = 4,
+                        n_cities: int = 24):
+    """Random positions: cities at least 3 apart (24 do not fit 4 apart on radius 9),
+    random populations 1–5, a few Monuments and bought tiles, random gold."""
+    rng = np.random.default_rng(seed)
+    board = make_board(radius)
+    out = []
+    for _ in range(n_positions):
+        sites: list[int] = []
+        for t in rng.permutation(board.n_tiles):
+            if all(board.distance[t, s] >= 3 for s in sites):
+                sites.append(int(t))
+            if len(sites) == n_cities:
+                break
+        owner = rng.integers(0, n_seats, len(sites))
+        owner[rng.random(len(sites)) < 0.1] = -2  # some neutral villages
+        pop = rng.integers(1, 6, len(sites))
+        monument = rng.random(len(sites)) < 0.1
+        bought = np.full(board.n_tiles, -1, dtype=np.int64)
+        for t in rng.choice(board.n_tiles, 12, replace=False):
+            c = int(rng.integers(0, len(sites)))
+            if owner[c] >= 0 and t not in sites:
+                bought[t] = c
+        gold = rng.integers(0, 200, n_seats)
+        out.append((np.array(sites, dtype=np.int64), owner.astype(np.int64),
+                    pop.astype(np.int64), monument, bought, gold.astype(np.int64)))
+    return board, out
+
+
+def bench_territory(n_positions: int = 200) -> dict:
+    tables = load_tables()
+    tb = tables.arrays()
+    ref = _reference()
+    board, positions = territory_positions(n_positions)
+    monument = tables.building_names.index("monument")
+    points = tb.building_score_points
+    n_b = len(tables.building_names)
+    rules = ref.Rules(ring_radius=int(tb.ring_radius), grown_ring_radius=int(tb.grown_ring_radius),
+                      grown_ring_population=int(tb.grown_ring_population),
+                      w_region=int(tb.w_region), w_population=int(tb.w_population),
+                      w_city=int(tb.w_city), gold_per_point=int(tb.gold_per_point),
+                      monument_points={"monument": int(points[monument])})
+    ref_inputs = []
+    kernel_inputs = []
+    for sites, owner, pop, mon, bought, gold in positions:
+        cities = [ref.City(i, "neutral" if owner[i] < 0 else int(owner[i]),
+                           board.axial(int(sites[i])), int(pop[i]),
+                           ["monument"] if mon[i] else []) for i in range(len(sites))]
+        ref_bought = {board.axial(t): int(bought[t]) for t in np.flatnonzero(bought >= 0)}
+        ref_inputs.append((cities, ref_bought, [int(g) for g in gold]))
+        buildings = np.zeros((len(sites), n_b), dtype=np.uint8)
+        buildings[mon, monument] = 1
+        kernel_inputs.append((sites, owner, pop, buildings, bought, gold))
+    alive = np.ones(4, dtype=np.uint8)
+
+    def run_kernel(inp):
+        sites, owner, pop, buildings, bought, gold = inp
+        return territory_and_score(board.distance, board.disc, sites, owner, pop, buildings,
+                                   bought, gold, alive, points, tb.ring_radius,
+                                   tb.grown_ring_radius, tb.grown_ring_population, tb.w_region,
+                                   tb.w_population, tb.w_city, tb.gold_per_point)
+
+    batch = [np.stack([inp[k] for inp in kernel_inputs]) for k in range(6)]
+    args = (board.distance, board.disc, *batch[:5], batch[5], alive, points, tb.ring_radius,
+            tb.grown_ring_radius, tb.grown_ring_population, tb.w_region, tb.w_population,
+            tb.w_city, tb.gold_per_point)
+    run_kernel(kernel_inputs[0])  # compile (or load from cache) outside the timing
+    _territory_batch(*args)
+    t0 = time.perf_counter()
+    for inp in kernel_inputs:
+        run_kernel(inp)
+    call_s = time.perf_counter() - t0
+    kernel_s = float("inf")
+    for _ in range(5):  # best of 5: the kernel's own cost, least disturbed by the machine
+        t0 = time.perf_counter()
+        _territory_batch(*args)
+        kernel_s = min(kernel_s, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for cities, ref_bought, gold in ref_inputs:
+        ref.score_table(board.radius, cities, ref_bought, gold, [True] * 4, rules)
+    reference_s = time.perf_counter() - t0
+    kernel_us = kernel_s / n_positions * 1e6
+    reference_us = reference_s / n_positions * 1e6
+    return {"positions": n_positions, "kernel_us": round(kernel_us, 2),
+            "reference_us": round(reference_us, 2), "ratio": round(reference_us / kernel_us, 1),
+            "kernel_call_us": round(call_s / n_positions * 1e6, 2),
+            "note": "kernel_us: inside compiled code as the match loop calls it; "
+                    "kernel_call_us: one call from Python, dispatch included"}

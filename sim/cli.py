@@ -1,0 +1,163 @@
+"""The `sim` command: tables check, map, scenario, bench, demo (and later match, sweep, report).
+
+Bad input (a tables or scenario file with a problem) prints one clear message
+per problem naming file, line and key, and exits with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Balance-simulation workbench for the hex 4X game.")
+tables_app = typer.Typer(no_args_is_help=True, help="Balance tables.")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (each prints a ratio or rate).")
+app.add_typer(tables_app, name="tables")
+app.add_typer(bench_app, name="bench")
+
+TablesOpt = Annotated[Path | None, typer.Option("--tables", help="Tables file "
+                                                "(default tables/default.toml).")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override key.path=value "
+                                                  "(repeatable).")]
+
+
+def _fail(messages: list[str] | str) -> None:
+    for line in [messages] if isinstance(messages, str) else messages:
+        typer.echo(line, err=True)
+    raise typer.Exit(2)
+
+
+def _load_tables(path: Path | None, sets: list[str] | None):
+    from sim.tables import TablesError, load_tables, parse_overrides
+
+    try:
+        return load_tables(path, parse_overrides(sets or []))
+    except TablesError as exc:
+        _fail(exc.errors)
+
+
+@tables_app.command("check")
+def tables_check(file: Annotated[Path | None, typer.Argument(help="Tables file.")] = None,
+                 set_: SetOpt = None) -> None:
+    """Validate a tables file; print every problem as file:line: key: reason."""
+    tables = _load_tables(file, set_)
+    typer.echo(f"{tables.source}: ok (hash {tables.hash}; {len(tables.unit_names)} units, "
+               f"{len(tables.building_names)} buildings, {len(tables.tech_names)} techs)")
+
+
+@app.command("map")
+def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] = 1,
+            match: Annotated[int, typer.Option(help="Match index under the seed.")] = 0,
+            seats: Annotated[int | None, typer.Option(help="Seats (default: tables).")] = None,
+            out: Annotated[Path | None, typer.Option(help="Write the map as .svg or .png.")] = None,
+            tables: TablesOpt = None, set_: SetOpt = None) -> None:
+    """Draw a seeded map and print its opening territory and score."""
+    from sim.setup import new_match
+
+    t = _load_tables(tables, set_)
+    if seats is not None and not 2 <= seats <= 6:
+        _fail(f"--seats {seats}: a match has 2 to 6 seats")
+    state, board = new_match(t, seed, match, seats)
+    if out is not None:
+        from sim.draw import write_map
+
+        if out.suffix.lower() not in (".svg", ".png"):
+            _fail(f"{out}: the map is written as .svg or .png")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_map(state, t, board, out)
+        typer.echo(f"map written to {out}")
+    _print_position(state, t, board, title=f"seed {seed}, match {match}")
+
+
+def _print_position(state, tables, board, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.engine import state_report
+
+    report = state_report(state, tables, board)
+    table = Table(title=f"Territory and score — {title} (tables {tables.hash})")
+    for col in ("seat", "rank", "score", "region", "population", "cities", "gold",
+                "monuments", "gold stock", "dominance"):
+        table.add_column(col, justify="right")
+    for s in report["seats"]:
+        t = s["score_terms"]
+        table.add_row(str(s["seat"]), str(s["rank"]), str(s["score"]), str(t["region"]),
+                      str(t["population"]), str(t["cities"]), str(t["gold"]),
+                      str(t["monuments"]), str(s["gold"]),
+                      f"{s['dominance_counter']} ({s['dominance_share']:.0%})")
+    Console(width=120).print(table)
+
+
+@app.command("scenario")
+def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+                 as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")]
+                 = False,
+                 tables: TablesOpt = None) -> None:
+    """Apply a scenario's commands and print the resulting state (SCENARIOS.md)."""
+    from sim.scenario import ScenarioError, load_scenario, run_scenario
+
+    try:
+        scn = load_scenario(file, tables)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    report = run_scenario(scn, check=False)
+    if as_json:
+        typer.echo(json.dumps(report, indent=1))
+        return
+    _print_position(scn.state, scn.tables, scn.board, title=f"{file} after its commands")
+    for cmd in report["commands"]:
+        mark = "ok " if cmd["ok"] else "REFUSED"
+        typer.echo(f"  [{cmd['index']}] {cmd['do']:<10} {mark} {cmd['error'] or ''}")
+    for ev in report["events"]:
+        if ev["kind"] in ("transfer", "kept", "built"):
+            continue
+        details = ", ".join(f"{k}={v}" for k, v in ev.items() if k not in ("kind", "row"))
+        typer.echo(f"  event {ev['kind']}: {details}")
+    if report["finished"]:
+        typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
+
+
+@bench_app.command("territory")
+def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
+                    positions: Annotated[int, typer.Option(help="Positions to time.")] = 200)\
+        -> None:
+    """Time territory+score for the plain reference and the kernel on the same positions."""
+    from sim.bench import bench_territory as run
+
+    result = run(positions)
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k}: {v}")
+
+
+@app.command("demo")
+def demo(out: Annotated[Path, typer.Option(help="Folder for the demo's files.")]
+         = Path("reports/demo")) -> None:
+    """The main job on the default tables: a seeded map and an example scenario."""
+    from sim.tables import REPO_ROOT
+
+    out.mkdir(parents=True, exist_ok=True)
+    map_cmd(seed=1, match=0, seats=None, out=out / "map-seed1.svg", tables=None, set_=None)
+    example = REPO_ROOT / "experiments" / "scenarios" / "capital_fall.toml"
+    typer.echo(f"\nscenario {example}:")
+    scenario_cmd(example, as_json=False, tables=None)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

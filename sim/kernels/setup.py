@@ -1,0 +1,53 @@
+"""Match setup from a generated map (C: Map): capitals, starting units, villages, camps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.common import NEUTRAL, free_tile_near, max_hp, spawn_unit
+from sim.kernels.mapgen import generate_map_kernel
+
+
+@njit
+def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
+    """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`.
+
+    Each seat gets a capital of start_population on its start tile, start_gold,
+    and its start_units on or beside the capital. Villages become neutral
+    cities of village_population (V06, T06); camps are placed empty.
+    """
+    terrain, node, starts, villages, camps = generate_map_kernel(
+        rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
+        tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
+        tb.camps_per_seat, tb.camp_min_distance, tb.city_min_distance, tb.start_edge_margin)
+    n = terrain.shape[0]
+    for t in range(n):
+        st.tile_terrain[t] = terrain[t]
+        st.tile_node[t] = node[t]
+    for s in range(n_seats):
+        c = st.n_cities[0]
+        st.n_cities[0] = c + 1
+        st.city_tile[c] = starts[s]
+        st.tile_site[starts[s]] = c
+        st.city_owner[c] = s
+        st.city_pop[c] = tb.start_population
+        st.city_hp[c] = max_hp(st, tb, c)
+        st.city_capital[c] = 1
+        st.seat_capital[s] = c
+        st.seat_gold[s] = tb.start_gold
+        for k in range(tb.start_units.shape[0]):
+            utype = tb.start_units[k]
+            tile = free_tile_near(st, tb, board, starts[s], s)
+            if tile >= 0:
+                spawn_unit(st, tb, utype, s, tile, tb.unit_hp[utype], -1)
+    for v in range(villages.shape[0]):
+        c = st.n_cities[0]
+        st.n_cities[0] = c + 1
+        st.city_tile[c] = villages[v]
+        st.tile_site[villages[v]] = c
+        st.city_owner[c] = NEUTRAL
+        st.city_pop[c] = tb.village_population
+        st.city_hp[c] = max_hp(st, tb, c)
+    for m in range(min(camps.shape[0], st.camp_tile.shape[0])):
+        st.camp_tile[m] = camps[m]
