@@ -1,0 +1,63 @@
+"""The `sim` command line: map drawing, scenario reports, benchmark output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from sim.tables import REPO_ROOT
+
+
+def sim(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True,
+                          text=True, cwd=REPO_ROOT, **kw)
+
+
+def test_map_draws_svg_and_png(tmp_path):
+    svg = tmp_path / "m.svg"
+    proc = sim("map", "--seed", "3", "--out", str(svg))
+    assert proc.returncode == 0, proc.stderr
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.count("<polygon") > 271
+    assert "Territory and score" in proc.stdout
+    png = tmp_path / "m.png"
+    assert sim("map", "--seed", "3", "--out", str(png)).returncode == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_map_rejects_bad_arguments(tmp_path):
+    proc = sim("map", "--out", str(tmp_path / "m.gif"))
+    assert proc.returncode == 2 and ".svg or .png" in proc.stderr
+    proc = sim("map", "--seats", "9")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    proc = sim("map", "--set", "score.nope=1")
+    assert proc.returncode == 2 and "score.nope" in proc.stderr
+
+
+def test_scenario_json_report_has_the_contract_keys():
+    proc = sim("scenario", "experiments/scenarios/capital_fall.toml", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for key in ("turn", "active_seat", "finished", "winner", "victory", "seats", "cities",
+                "units", "commands", "events"):
+        assert key in report
+    seat = report["seats"][0]
+    for key in ("seat", "alive", "gold", "science", "techs", "capital", "cities",
+                "dominance_counter", "dominance_share", "score", "rank", "score_terms"):
+        assert key in seat
+    assert set(seat["score_terms"]) == {"region", "population", "cities", "gold", "monuments"}
+    city = report["cities"][0]
+    for key in ("id", "seat", "at", "pop", "hp", "hp_max", "capital", "revolt", "revolt_cause",
+                "region", "bought", "buildings", "queue", "production", "food"):
+        assert key in city
+    fall = next(e for e in report["events"] if e["kind"] == "capital_fall")
+    assert (fall["transferred"], fall["kept"], fall["new_capital"]) == ([1], [2], 2)
+
+
+def test_bench_territory_prints_the_ratio_keys():
+    proc = sim("bench", "territory", "--json", "--positions", "20")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert {"kernel_us", "reference_us", "ratio"} <= set(result)
+    assert result["ratio"] > 1
