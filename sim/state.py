@@ -71,7 +71,8 @@ Seats (S,):
   seat_alive, seat_human: flags; seat_gold, seat_science: stock;
   seat_techs: (S, K) flags; seat_dominance: V18 counter;
   seat_capital: city or -1; seat_personality: index;
-  seat_eliminated_turn: -1 while standing.
+  seat_eliminated_turn: -1 while standing; seat_lost_turn: last turn one of
+  its cities was taken, -1 never (the AI reads it to sue for a truce).
 Cities (C,):
   city_tile: tile, -1 for an unused slot; city_owner: seat or NEUTRAL;
   city_pop; city_hp; city_food (store); city_production (accumulated on the
@@ -106,7 +107,7 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("tile_unit", i8, (T,)), ("tile_site", i8, (T,)),
         ("seat_gold", i8, (S,)), ("seat_science", i8, (S,)), ("seat_dominance", i8, (S,)),
         ("seat_capital", i8, (S,)), ("seat_personality", i8, (S,)),
-        ("seat_eliminated_turn", i8, (S,)),
+        ("seat_eliminated_turn", i8, (S,)), ("seat_lost_turn", i8, (S,)),
         ("city_tile", i8, (C,)), ("city_owner", i8, (C,)), ("city_pop", i8, (C,)),
         ("city_hp", i8, (C,)), ("city_food", i8, (C,)), ("city_production", i8, (C,)),
         ("city_revolt", i8, (C,)), ("city_revolt_cause", i8, (C,)),
@@ -134,8 +135,8 @@ def empty_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int,
     holder = np.zeros(1, dtype=state_dtype(n_techs, n_buildings, capacity)).view(np.recarray)
     st = holder[0]
     for name in ("winner", "victory", "tile_node", "tile_bought_by", "tile_unit", "tile_site",
-                 "seat_capital", "seat_eliminated_turn", "city_tile", "city_owner",
-                 "city_queue", "unit_type", "unit_owner", "unit_tile", "unit_camp",
+                 "seat_capital", "seat_eliminated_turn", "seat_lost_turn", "city_tile",
+                 "city_owner", "city_queue", "unit_type", "unit_owner", "unit_tile", "unit_camp",
                  "camp_tile", "pact_target"):
         st[name][...] = NONE
     st.turn[0] = 1

@@ -201,6 +201,7 @@ class EventsT(_Model):
 
 class Tech(_Model):
     cost: Count
+    focus: Literal["expansion", "military", "science", "economy"] = "economy"
     requires: list[str] = []
 
 
@@ -360,6 +361,7 @@ class TableArrays(NamedTuple):
     # research
     tech_cost: np.ndarray            # (K,) int64
     tech_requires: np.ndarray        # (K, K) bool, [t, p] = t needs p
+    tech_focus: np.ndarray           # (K,) index into PERSONALITY_WEIGHTS
     # units
     unit_cost: np.ndarray            # (U,) int64 production
     unit_hp: np.ndarray
@@ -751,6 +753,7 @@ def _compile_fields(t: Tables) -> TableArrays:
         card_amount=_i64(c.amount for c in cards),
         tech_cost=_i64(m.techs[n].cost for n in techs),
         tech_requires=requires,
+        tech_focus=_i64(PERSONALITY_WEIGHTS.index(m.techs[n].focus) for n in techs),
         unit_cost=_i64(u.cost for u in units),
         unit_hp=_i64(u.hp for u in units),
         unit_attack=_i64(u.attack for u in units),

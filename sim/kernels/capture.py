@@ -119,6 +119,7 @@ def capture_city(st, tb, board, unit: np.int64, city: np.int64, seat: np.int64) 
     st.unit_moves_left[unit] = 0
     row = log_event(st.event_log, st.n_events, st.turn[0], EV_CAPTURE, old, seat, city, unit, 0, 0)
     if old >= 0:
+        st.seat_lost_turn[old] = st.turn[0]
         if was_capital:
             capital_fall(st, tb, board, city, old, seat)
         elif not _holds_city(st, old):

@@ -1,0 +1,578 @@
+"""The utility AI that plays every seat (C: AI), inside numba.
+
+Each seat turn, after its flow: research, diplomacy, production, gold, then
+unit orders. Every action goes through the same rule kernels a scenario
+command uses (commands.py, combat.py, capture.py), so the AI can only play
+legal moves. Its utilities multiply by the seat's personality weights
+(expansion, military, science, economy; 0–100) from the tables.
+
+Pathing reads a passable-tile distance table (`path`, (T, T) int64, -1 not
+computed yet) filled one row per target on demand by breadth-first search over
+passable terrain, so each row is computed at most once per map.
+
+Ties between equally good options break by the lowest ID, then by the AI
+stream (`st.rng_ai`) where a random key is wanted; nothing depends on set or
+dict order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.capture import capture_city, enter_check
+from sim.kernels.combat import TARGET_CITY, attack_outcome, may_attack_owner, resolve_attack
+from sim.kernels.commands import (
+    buy_tile,
+    buy_truce,
+    found_check,
+    found_city,
+    move_unit,
+    queue_check,
+    queue_item,
+    repair,
+    research,
+    rush,
+    rush_price,
+)
+from sim.kernels.common import BANDIT, NEUTRAL, cities_held, is_military, max_hp, regions
+from sim.kernels.events import EV_PACT, log_event
+from sim.kernels.reasons import OK
+from sim.kernels.territory import tile_price
+
+W_EXPANSION = 0
+W_MILITARY = 1
+W_SCIENCE = 2
+W_ECONOMY = 3
+FAR = 1 << 20
+
+
+@njit
+def path_row(st, tb, board, path: np.ndarray, target: np.int64) -> np.ndarray:
+    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable."""
+    if path[target, target] == 0:
+        return path[target]
+    n = st.n_tiles[0]
+    row = path[target]
+    for t in range(n):
+        row[t] = -1
+    queue = np.empty(n, dtype=np.int64)
+    head = 0
+    tail = 0
+    row[target] = 0
+    queue[tail] = target
+    tail += 1
+    while head < tail:
+        t = queue[head]
+        head += 1
+        for k in range(6):
+            m = board.neighbours[t, k]
+            if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
+                row[m] = row[t] + 1
+                queue[tail] = m
+                tail += 1
+    return row
+
+
+@njit
+def hostile_owner(st, seat: np.int64, owner: np.int64) -> bool:
+    """A side `seat` may fight: bandits, villages, and seats without truce or pact (V07)."""
+    return may_attack_owner(st, seat, owner) == OK
+
+
+@njit
+def city_threat(st, tb, board, seat: np.int64, city: np.int64) -> np.int64:
+    """Attack strength of hostile fighting units within 3 steps of `city`."""
+    home = st.city_tile[city]
+    total = 0
+    for u in range(st.n_units[0]):
+        t = st.unit_tile[u]
+        if t < 0 or board.distance[home, t] > 3:
+            continue
+        owner = st.unit_owner[u]
+        if owner == seat or owner == BANDIT:
+            continue
+        if not is_military(tb, st.unit_type[u]) or not hostile_owner(st, seat, owner):
+            continue
+        total += tb.unit_attack[st.unit_type[u]]
+    return total
+
+
+@njit
+def army_size(st, tb, seat: np.int64) -> np.int64:
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
+            n += 1
+    return n
+
+
+@njit
+def observatory_queued_by(st, tb, seat: np.int64) -> np.int64:
+    """City where `seat` has the science building queued, or -1 (announced: V16)."""
+    code = tb.unit_cost.shape[0] + tb.observatory
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            for k in range(st.city_queue.shape[1]):
+                if st.city_queue[c, k] == code:
+                    return c
+    return -1
+
+
+# ---------------------------------------------------------------- research
+
+
+@njit
+def ai_research(st, tb, seat: np.int64, w: np.ndarray) -> None:
+    """Save for the available tech the personality values most per point; buy when affordable."""
+    n = tb.tech_cost.shape[0]
+    best = -1
+    best_u = -1
+    for t in range(n):
+        if st.seat_techs[seat, t]:
+            continue
+        ok = True
+        for p in range(n):
+            if tb.tech_requires[t, p] and not st.seat_techs[seat, p]:
+                ok = False
+        if not ok:
+            continue
+        u = (10 + w[tb.tech_focus[t]]) * 1000 // (tb.tech_cost[t] + 10)
+        if u > best_u:
+            best, best_u = t, u
+    if best >= 0 and st.seat_science[seat] >= tb.tech_cost[best]:
+        research(st, tb, best, seat)
+
+
+# ---------------------------------------------------------------- diplomacy
+
+
+@njit
+def ai_diplomacy(st, tb, board, seat: np.int64) -> None:
+    """Join or refresh a pact against a seat whose dominance counter runs or that
+    announced the Observatory (C: Diplomacy); buy a truce when losing a war."""
+    n = st.n_seats[0]
+    for x in range(n):
+        if x == seat or not st.seat_alive[x]:
+            continue
+        threat = st.seat_dominance[x] >= tb.pact_dominance_trigger or \
+            observatory_queued_by(st, tb, x) >= 0
+        slot = -1
+        for p in range(st.pact_target.shape[0]):
+            if st.pact_target[p] == x:
+                slot = p
+        if not threat:
+            continue
+        if slot < 0:
+            for p in range(st.pact_target.shape[0]):
+                if st.pact_target[p] < 0:
+                    slot = p
+                    break
+            if slot < 0:
+                continue
+            st.pact_target[slot] = x
+            from_log_pact(st, slot)
+        st.pact_members[slot, seat] = 1
+        st.pact_turns[slot] = tb.pact_turns
+    # sue for peace: a city lost within 3 turns and a hostile army near home
+    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= 3:
+        worst = -1
+        worst_n = 0
+        for x in range(n):
+            if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0:
+                continue
+            near = 0
+            for u in range(st.n_units[0]):
+                t = st.unit_tile[u]
+                if t < 0 or st.unit_owner[u] != x or not is_military(tb, st.unit_type[u]):
+                    continue
+                for c in range(st.n_cities[0]):
+                    if st.city_owner[c] == seat and st.city_tile[c] >= 0 and \
+                            board.distance[t, st.city_tile[c]] <= 3:
+                        near += 1
+                        break
+            if near > worst_n:
+                worst, worst_n = x, near
+        if worst >= 0 and worst_n >= 2 and st.seat_dominance[worst] < tb.pact_dominance_trigger:
+            buy_truce(st, tb, worst, seat)
+
+
+@njit
+def from_log_pact(st, slot: np.int64) -> None:
+    log_event(st.event_log, st.n_events, st.turn[0], EV_PACT, st.pact_target[slot], -1, -1,
+              slot, 0, 0)
+
+
+# ---------------------------------------------------------------- production
+
+
+@njit
+def best_site(st, tb, board, path: np.ndarray, seat: np.int64, from_tile: np.int64,
+              tile_city: np.ndarray):
+    """(tile, steps) of the best founding site for a settler at `from_tile`, or (-1, 0).
+
+    A site is passable, in no region, city_min_distance from every city (T07);
+    its value counts passable tiles and resource nodes around it, less its
+    distance.
+    """
+    n = st.n_tiles[0]
+    best = -1
+    best_v = -FAR
+    best_steps = 0
+    for t in range(n):
+        if not tb.terrain_passable[st.tile_terrain[t]] or tile_city[t] >= 0:
+            continue
+        ok = True
+        for c in range(st.n_cities[0]):
+            if st.city_tile[c] >= 0 and board.distance[t, st.city_tile[c]] < tb.city_min_distance:
+                ok = False
+                break
+        if not ok:
+            continue
+        d = board.distance[from_tile, t]
+        if d > 10:
+            continue
+        v = 0
+        for k in range(7):
+            m = board.disc[t, k]
+            if m >= 0 and tb.terrain_passable[st.tile_terrain[m]]:
+                v += 2
+                if st.tile_node[m] >= 0:
+                    v += 4
+        v -= 3 * d
+        if v > best_v:
+            best, best_v = t, v
+    if best >= 0:
+        row = path_row(st, tb, board, path, best)
+        best_steps = row[from_tile]
+        if best_steps < 0:
+            return -1, 0
+    return best, best_steps
+
+
+@njit
+def choose_item(st, tb, board, seat: np.int64, city: np.int64, w: np.ndarray, threat: np.int64,
+                army: np.int64, n_cities: np.int64, n_settlers: np.int64) -> np.int64:
+    """The queue item with the highest utility for this city, or -1."""
+    n_units = tb.unit_cost.shape[0]
+    best = -1
+    best_u = 0
+    # fighting unit: the best attack+defence per cost that the seat can build
+    unit = -1
+    unit_v = -1
+    for u in range(n_units):
+        if not is_military(tb, u):
+            continue
+        if tb.unit_tech[u] >= 0 and not st.seat_techs[seat, tb.unit_tech[u]]:
+            continue
+        v = (tb.unit_attack[u] * (100 + w[W_MILITARY]) + tb.unit_defence[u] * 100) * 10 // \
+            (tb.unit_cost[u] + 5)
+        if tb.unit_range[u] > 0:
+            v = v * 3 // 4
+        if v > unit_v:
+            unit, unit_v = u, v
+    desired = n_cities * (1 + w[W_MILITARY] // 35) + threat // 4
+    if unit >= 0:
+        u_val = w[W_MILITARY] * max(desired - army, 0) * 2 + threat * 30
+        if army < n_cities:
+            u_val += 150
+        if u_val > best_u and queue_check(st, tb, city, unit, seat) == OK:
+            best, best_u = unit, u_val
+    # settler
+    if n_cities + n_settlers < tb.quota and n_settlers < 2 and threat == 0:
+        for u in range(n_units):
+            if tb.unit_founds_city[u] and queue_check(st, tb, city, u, seat) == OK:
+                v = w[W_EXPANSION] * 6 - n_cities * 40
+                if v > best_u:
+                    best, best_u = u, v
+    # buildings
+    late = st.turn[0] * 2 > st.last_turn[0]
+    for b in range(tb.building_cost.shape[0]):
+        item = n_units + b
+        y = tb.building_yield[b]
+        v = (y[0] * w[W_EXPANSION] + y[1] * (w[W_ECONOMY] + w[W_MILITARY]) // 2 +
+             y[2] * w[W_ECONOMY] + y[3] * w[W_SCIENCE]) * 2
+        if tb.building_defence_pct[b] > 0:
+            v += threat * 20 + w[W_MILITARY] // 2
+        if tb.building_score_points[b] > 0:
+            v += tb.building_score_points[b] * (20 if late else 4)
+        if tb.building_revolt_shorten[b] > 0:
+            v += 10
+        if tb.building_science_victory[b]:
+            v = w[W_SCIENCE] * 12
+        v = v * 30 // (tb.building_cost[b] + 10)
+        if v > best_u and queue_check(st, tb, city, item, seat) == OK:
+            best, best_u = item, v
+    return best
+
+
+@njit
+def ai_production(st, tb, board, seat: np.int64, w: np.ndarray, army: np.int64) -> None:
+    n_cities = cities_held(st, seat)
+    n_settlers = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_type[u] >= 0 and \
+                tb.unit_founds_city[st.unit_type[u]]:
+            n_settlers += 1
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_queue[c, 0] >= 0:
+            continue
+        threat = city_threat(st, tb, board, seat, c)
+        item = choose_item(st, tb, board, seat, c, w, threat, army, n_cities, n_settlers)
+        if item >= 0 and queue_item(st, tb, c, item, seat) == OK:
+            if item < tb.unit_cost.shape[0]:
+                if tb.unit_founds_city[item]:
+                    n_settlers += 1
+                else:
+                    army += 1
+
+
+# ---------------------------------------------------------------- gold
+
+
+@njit
+def ai_gold(st, tb, board, seat: np.int64, w: np.ndarray) -> None:
+    """Repair and rush where threatened; rush and buy node tiles with spare gold."""
+    reserve = tb.truce_price if st.seat_lost_turn[seat] >= 0 else 0
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] < 0 or st.city_owner[c] != seat:
+            continue
+        threat = city_threat(st, tb, board, seat, c)
+        missing = max_hp(st, tb, c) - st.city_hp[c]
+        if threat > 0 and missing > 0:
+            hp = min(missing, st.seat_gold[seat] // max(tb.gold_repair_price, 1))
+            if hp > 0:
+                repair(st, tb, c, hp, seat)
+        item = st.city_queue[c, 0]
+        if item < 0:
+            continue
+        price = rush_price(st, tb, c)
+        spare = st.seat_gold[seat] - reserve
+        if price <= 0 or price > spare:
+            continue
+        fighting = item < tb.unit_cost.shape[0] and is_military(tb, item)
+        if (threat > 0 and fighting) or spare >= price * 200 // (100 + w[W_ECONOMY]) + 20:
+            rush(st, tb, c, seat)
+    # buy a resource tile next to a region
+    spare = st.seat_gold[seat] - reserve
+    if spare < tb.tile_price_first + 10 or w[W_ECONOMY] < 40:
+        return
+    tile_city = regions(st, tb, board)
+    for t in range(st.n_tiles[0]):
+        if st.tile_node[t] < 0 or tile_city[t] >= 0:
+            continue
+        for k in range(6):
+            m = board.neighbours[t, k]
+            if m < 0:
+                continue
+            c = tile_city[m]
+            if c >= 0 and st.city_owner[c] == seat:
+                n_bought = 0
+                for x in range(st.n_tiles[0]):
+                    if st.tile_bought_by[x] == c:
+                        n_bought += 1
+                if tile_price(n_bought, tb.tile_price_first, tb.tile_price_step) + 10 <= spare:
+                    buy_tile(st, tb, board, c, t, seat)
+                return
+
+
+# ---------------------------------------------------------------- units
+
+
+@njit
+def city_value(st, tb, seat: np.int64, city: np.int64) -> np.int64:
+    """How much `seat` wants to take `city`: population, capital, buildings,
+    a running dominance counter (V18) or a queued Observatory (V16) of its owner."""
+    owner = st.city_owner[city]
+    v = 10 + st.city_pop[city] * 8
+    if owner == NEUTRAL:
+        return v + 5
+    if st.city_capital[city]:
+        v += 25
+    for b in range(tb.building_cost.shape[0]):
+        if st.city_buildings[city, b]:
+            v += 5 + tb.building_score_points[b]
+    v += st.seat_dominance[owner] * 15
+    code = tb.unit_cost.shape[0] + tb.observatory
+    for k in range(st.city_queue.shape[1]):
+        if st.city_queue[city, k] == code:
+            v += 120
+    if st.city_revolt[city] > 0:
+        v += 15
+    return v
+
+
+@njit
+def war_target(st, tb, board, seat: np.int64, w: np.ndarray) -> np.int64:
+    """The hostile city most worth marching on from the seat's cities, or -1."""
+    best = -1
+    best_v = -FAR
+    for c in range(st.n_cities[0]):
+        t = st.city_tile[c]
+        if t < 0 or not hostile_owner(st, seat, st.city_owner[c]):
+            continue
+        near = FAR
+        for h in range(st.n_cities[0]):
+            if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
+                near = min(near, board.distance[t, st.city_tile[h]])
+        v = city_value(st, tb, seat, c) * (50 + w[W_MILITARY]) // 50 - near * 6
+        if v > best_v:
+            best, best_v = c, v
+    return best
+
+
+@njit
+def step_toward(st, tb, board, path: np.ndarray, unit: np.int64, target: np.int64,
+                seat: np.int64, stop_at: np.int64) -> None:
+    """Walk `unit` one tile at a time toward `target` until `stop_at` steps from it
+    or out of moves; each step is a `move` command (the same rule as scenarios)."""
+    row = path_row(st, tb, board, path, target)
+    while st.unit_moves_left[unit] > 0 and st.unit_tile[unit] >= 0:
+        here = st.unit_tile[unit]
+        d_here = row[here]
+        if d_here < 0 or d_here <= stop_at:
+            return
+        best = -1
+        best_d = d_here
+        for k in range(6):
+            m = board.neighbours[here, k]
+            if m < 0 or row[m] < 0 or row[m] >= best_d or st.tile_unit[m] >= 0:
+                continue
+            site = st.tile_site[m]
+            if site >= 0 and st.city_owner[site] != seat:
+                continue
+            best, best_d = m, row[m]
+        if best < 0:
+            return
+        if move_unit(st, tb, board, unit, best, seat) != OK:
+            return
+
+
+@njit
+def try_attack(st, tb, board, unit: np.int64, seat: np.int64, w: np.ndarray) -> bool:
+    """Attack the best target in reach when the combat preview favours it (T16)."""
+    here = st.unit_tile[unit]
+    utype = st.unit_type[unit]
+    reach = max(tb.unit_range[utype], 1)
+    size = 3 * reach * (reach + 1) + 1
+    best = -1
+    best_v = 0
+    for k in range(1, size):
+        t = board.disc[here, k]
+        if t < 0:
+            continue
+        if st.tile_site[t] < 0 and st.tile_unit[t] < 0:
+            continue
+        why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, t, seat)
+        if why != OK:
+            continue
+        if kind == TARGET_CITY:
+            v = to_target * (10 + city_value(st, tb, seat, tid) // 10) - to_attacker * 8
+            if to_attacker >= st.unit_hp[unit]:
+                continue
+        else:
+            v = to_target * 10 - to_attacker * (110 - w[W_MILITARY] // 2) // 10
+            if to_target >= st.unit_hp[tid]:
+                v += 40
+            if to_attacker >= st.unit_hp[unit]:
+                v -= 100
+        if v > best_v:
+            best, best_v = t, v
+    if best >= 0:
+        resolve_attack(st, tb, board, unit, best, seat)
+        return True
+    return False
+
+
+@njit
+def try_enter(st, tb, board, unit: np.int64, seat: np.int64) -> bool:
+    """Capture a hostile city at 0 HP next to the unit (V05)."""
+    here = st.unit_tile[unit]
+    for k in range(6):
+        m = board.neighbours[here, k]
+        if m < 0 or st.tile_site[m] < 0:
+            continue
+        c = st.tile_site[m]
+        if enter_check(st, tb, board, unit, c, seat) == OK:
+            capture_city(st, tb, board, unit, c, seat)
+            return True
+    return False
+
+
+@njit
+def ai_units(st, tb, board, path: np.ndarray, seat: np.int64, w: np.ndarray,
+             army: np.int64) -> None:
+    n_cities = cities_held(st, seat)
+    target = war_target(st, tb, board, seat, w)
+    aggressive = army >= n_cities * (1 + (100 - w[W_MILITARY]) // 40) or st.turn[0] > 40
+    tile_city = regions(st, tb, board)
+    for u in range(st.n_units[0]):
+        if st.finished[0]:
+            return
+        if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
+            continue
+        utype = st.unit_type[u]
+        if tb.unit_founds_city[utype]:
+            if found_check(st, tb, board, u, seat) == OK:
+                site, _steps = best_site(st, tb, board, path, seat, st.unit_tile[u], tile_city)
+                if site == st.unit_tile[u] or site < 0:
+                    found_city(st, tb, board, u, seat)
+                    tile_city = regions(st, tb, board)
+                    continue
+            site, _steps = best_site(st, tb, board, path, seat, st.unit_tile[u], tile_city)
+            if site >= 0:
+                step_toward(st, tb, board, path, u, site, seat, 0)
+                if st.unit_tile[u] == site and found_check(st, tb, board, u, seat) == OK:
+                    found_city(st, tb, board, u, seat)
+                    tile_city = regions(st, tb, board)
+            continue
+        if not is_military(tb, utype):
+            continue
+        if try_enter(st, tb, board, u, seat) or try_attack(st, tb, board, u, seat, w):
+            continue
+        # defend the most threatened own city, else march on the war target, else camps
+        goal = -1
+        worst = 0
+        for c in range(st.n_cities[0]):
+            if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+                th = city_threat(st, tb, board, seat, c)
+                if th > worst and board.distance[st.unit_tile[u], st.city_tile[c]] <= 6:
+                    goal, worst = st.city_tile[c], th
+        stop = 0
+        if goal < 0 and aggressive and target >= 0:
+            goal = st.city_tile[target]
+            stop = 1 if tb.unit_range[utype] == 0 else tb.unit_range[utype]
+        if goal < 0:
+            best_d = 5
+            for m in range(st.camp_tile.shape[0]):
+                t = st.camp_tile[m]
+                if t >= 0 and board.distance[st.unit_tile[u], t] < best_d:
+                    goal, best_d = t, board.distance[st.unit_tile[u], t]
+        if goal < 0:
+            # garrison: the nearest own city without a unit on it
+            best_d = FAR
+            for c in range(st.n_cities[0]):
+                t = st.city_tile[c]
+                if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
+                                                             st.tile_unit[t] == u):
+                    d = board.distance[st.unit_tile[u], t]
+                    if d < best_d:
+                        goal, best_d = t, d
+        if goal >= 0:
+            step_toward(st, tb, board, path, u, goal, seat, stop)
+            if st.unit_moves_left[u] > 0 and not try_enter(st, tb, board, u, seat):
+                try_attack(st, tb, board, u, seat, w)
+
+
+@njit
+def ai_take_turn(st, tb, board, path: np.ndarray, seat: np.int64) -> None:
+    """Play the active seat's actions for this turn (its flow has already run)."""
+    if st.finished[0] or not st.seat_alive[seat]:
+        return
+    w = tb.personality_weights[st.seat_personality[seat]]
+    ai_research(st, tb, seat, w)
+    ai_diplomacy(st, tb, board, seat)
+    army = army_size(st, tb, seat)
+    ai_production(st, tb, board, seat, w, army)
+    ai_gold(st, tb, board, seat, w)
+    ai_units(st, tb, board, path, seat, w, army)
