@@ -241,6 +241,8 @@ class Personality(_Model):
 
 
 class AIT(_Model):
+    war_turn: Annotated[int, Field(ge=0, le=10_000)]
+    defend_radius: Annotated[int, Field(ge=0, le=10)]
     personalities: Annotated[dict[str, Personality], Field(min_length=1)]
 
 
@@ -384,6 +386,8 @@ class TableArrays(NamedTuple):
     building_rushable: np.ndarray        # (B,) bool
     building_science_victory: np.ndarray # (B,) bool
     # AI
+    war_turn: int
+    defend_radius: int
     personality_weights: np.ndarray  # (P, 4) int64 per PERSONALITY_WEIGHTS
 
 
@@ -774,6 +778,8 @@ def _compile_fields(t: Tables) -> TableArrays:
         building_one_per_empire=np.array([b.one_per_empire for b in buildings], dtype=np.bool_),
         building_rushable=np.array([b.rushable for b in buildings], dtype=np.bool_),
         building_science_victory=np.array([b.science_victory for b in buildings], dtype=np.bool_),
+        war_turn=m.ai.war_turn,
+        defend_radius=m.ai.defend_radius,
         personality_weights=np.array(
             [[getattr(m.ai.personalities[n], w) for w in PERSONALITY_WEIGHTS]
              for n in t.personality_names], dtype=np.int64),

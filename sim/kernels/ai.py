@@ -415,7 +415,7 @@ def war_target(st, tb, board, seat: np.int64, w: np.ndarray) -> np.int64:
         for h in range(st.n_cities[0]):
             if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
                 near = min(near, board.distance[t, st.city_tile[h]])
-        v = city_value(st, tb, seat, c) * (50 + w[W_MILITARY]) // 50 - near * 6
+        v = city_value(st, tb, seat, c) * (50 + w[W_MILITARY]) * 10 // (50 * (4 + near))
         if v > best_v:
             best, best_v = c, v
     return best
@@ -425,38 +425,51 @@ def war_target(st, tb, board, seat: np.int64, w: np.ndarray) -> np.int64:
 def step_toward(st, tb, board, path: np.ndarray, unit: np.int64, target: np.int64,
                 seat: np.int64, stop_at: np.int64) -> None:
     """Walk `unit` one tile at a time toward `target` until `stop_at` steps from it
-    or out of moves; each step is a `move` command (the same rule as scenarios)."""
+    or out of moves; each step is a `move` command (the same rule as scenarios).
+    A unit blocked on every closer tile sidesteps to a free tile as close as it is,
+    so columns flow around one another instead of jamming."""
     row = path_row(st, tb, board, path, target)
+    sidestepped = False
     while st.unit_moves_left[unit] > 0 and st.unit_tile[unit] >= 0:
         here = st.unit_tile[unit]
         d_here = row[here]
         if d_here < 0 or d_here <= stop_at:
             return
         best = -1
-        best_d = d_here
+        best_d = d_here + 1
         for k in range(6):
             m = board.neighbours[here, k]
-            if m < 0 or row[m] < 0 or row[m] >= best_d or st.tile_unit[m] >= 0:
+            if m < 0 or row[m] < 0 or row[m] > d_here or st.tile_unit[m] >= 0:
+                continue
+            if row[m] == d_here and sidestepped:
                 continue
             site = st.tile_site[m]
             if site >= 0 and st.city_owner[site] != seat:
                 continue
-            best, best_d = m, row[m]
+            if row[m] < best_d:
+                best, best_d = m, row[m]
         if best < 0:
             return
+        if best_d == d_here:
+            sidestepped = True
         if move_unit(st, tb, board, unit, best, seat) != OK:
             return
 
 
 @njit
 def try_attack(st, tb, board, unit: np.int64, seat: np.int64, w: np.ndarray) -> bool:
-    """Attack the best target in reach when the combat preview favours it (T16)."""
+    """Attack the best target in reach when the combat preview favours it (T16).
+
+    An exchange is worth: damage dealt minus damage taken, the latter weighed
+    down by the military weight (a conqueror accepts even trades), plus a bonus
+    for a kill and for hitting a city the seat values.
+    """
     here = st.unit_tile[unit]
     utype = st.unit_type[unit]
     reach = max(tb.unit_range[utype], 1)
     size = 3 * reach * (reach + 1) + 1
     best = -1
-    best_v = 0
+    best_v = -1 if w[W_MILITARY] >= 50 else 0
     for k in range(1, size):
         t = board.disc[here, k]
         if t < 0:
@@ -466,16 +479,14 @@ def try_attack(st, tb, board, unit: np.int64, seat: np.int64, w: np.ndarray) -> 
         why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, t, seat)
         if why != OK:
             continue
+        if to_attacker >= st.unit_hp[unit]:
+            continue
         if kind == TARGET_CITY:
             v = to_target * (10 + city_value(st, tb, seat, tid) // 10) - to_attacker * 8
-            if to_attacker >= st.unit_hp[unit]:
-                continue
         else:
-            v = to_target * 10 - to_attacker * (110 - w[W_MILITARY] // 2) // 10
+            v = to_target * 10 - to_attacker * (120 - w[W_MILITARY]) // 10
             if to_target >= st.unit_hp[tid]:
-                v += 40
-            if to_attacker >= st.unit_hp[unit]:
-                v -= 100
+                v += 30
         if v > best_v:
             best, best_v = t, v
     if best >= 0:
@@ -500,11 +511,34 @@ def try_enter(st, tb, board, unit: np.int64, seat: np.int64) -> bool:
 
 
 @njit
+def intruder_near(st, tb, board, seat: np.int64, unit: np.int64) -> np.int64:
+    """Tile of a hostile fighting unit within defend_radius of one of the seat's
+    cities that is within 4 steps of `unit`, or -1."""
+    here = st.unit_tile[unit]
+    for c in range(st.n_cities[0]):
+        home = st.city_tile[c]
+        if home < 0 or st.city_owner[c] != seat or board.distance[here, home] > 4:
+            continue
+        for u in range(st.n_units[0]):
+            t = st.unit_tile[u]
+            if t < 0 or board.distance[home, t] > tb.defend_radius:
+                continue
+            owner = st.unit_owner[u]
+            if owner == seat:
+                continue
+            if owner == BANDIT or (is_military(tb, st.unit_type[u]) and
+                                   hostile_owner(st, seat, owner)):
+                return t
+    return -1
+
+
+@njit
 def ai_units(st, tb, board, path: np.ndarray, seat: np.int64, w: np.ndarray,
              army: np.int64) -> None:
     n_cities = cities_held(st, seat)
     target = war_target(st, tb, board, seat, w)
-    aggressive = army >= n_cities * (1 + (100 - w[W_MILITARY]) // 40) or st.turn[0] > 40
+    aggressive = army >= n_cities * (1 + (100 - w[W_MILITARY]) // 35) or \
+        st.turn[0] >= tb.war_turn
     tile_city = regions(st, tb, board)
     for u in range(st.n_units[0]):
         if st.finished[0]:
@@ -530,20 +564,14 @@ def ai_units(st, tb, board, path: np.ndarray, seat: np.int64, w: np.ndarray,
             continue
         if try_enter(st, tb, board, u, seat) or try_attack(st, tb, board, u, seat, w):
             continue
-        # defend the most threatened own city, else march on the war target, else camps
-        goal = -1
-        worst = 0
-        for c in range(st.n_cities[0]):
-            if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
-                th = city_threat(st, tb, board, seat, c)
-                if th > worst and board.distance[st.unit_tile[u], st.city_tile[c]] <= 6:
-                    goal, worst = st.city_tile[c], th
-        stop = 0
+        reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
+        goal = intruder_near(st, tb, board, seat, u)
+        stop = reach
         if goal < 0 and aggressive and target >= 0:
             goal = st.city_tile[target]
-            stop = 1 if tb.unit_range[utype] == 0 else tb.unit_range[utype]
         if goal < 0:
-            best_d = 5
+            stop = 0
+            best_d = 6
             for m in range(st.camp_tile.shape[0]):
                 t = st.camp_tile[m]
                 if t >= 0 and board.distance[st.unit_tile[u], t] < best_d:
