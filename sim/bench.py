@@ -4,7 +4,10 @@ never in tests)."""
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -126,3 +129,39 @@ def bench_territory(n_positions: int = 200) -> dict:
             "kernel_call_us": round(call_s / n_positions * 1e6, 2),
             "note": "kernel_us: inside compiled code as the match loop calls it; "
                     "kernel_call_us: one call from Python, dispatch included"}
+
+
+_FIRST_MATCH = ("import time; t0 = time.perf_counter(); "
+                "from sim.tables import load_tables; from sim.match import play_match; "
+                "play_match(load_tables(), 1); print(time.perf_counter() - t0)")
+
+
+def _first_match_seconds(cache_dir: str) -> float:
+    env = {**os.environ, "SIM_CACHE_DIR": cache_dir}
+    out = subprocess.run([sys.executable, "-c", _FIRST_MATCH], env=env, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_match(n_matches: int = 300, seed: int = 20260101) -> dict:
+    """Standard matches (4 seats, 100 turns, default tables) played one after another on
+    one core; plus the time to the first match result in a fresh process with an
+    empty numba cache (cold) and with the cache filled (warm)."""
+    from sim.match import play_match
+
+    with tempfile.TemporaryDirectory() as cache:
+        cold = _first_match_seconds(cache)
+        warm = _first_match_seconds(cache)
+    tables = load_tables()
+    play_match(tables, seed)  # compile or load outside the timing
+    turns = 0
+    t0 = time.perf_counter()
+    for i in range(n_matches):
+        st, _board, _log = play_match(tables, seed, i)
+        turns += int(st.turn[0])
+    seconds = time.perf_counter() - t0
+    return {"matches": n_matches, "seconds": round(seconds, 3),
+            "matches_per_s": round(n_matches / seconds, 1),
+            "turns_per_s": round(turns / seconds, 1),
+            "mean_turns": round(turns / n_matches, 1),
+            "cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}

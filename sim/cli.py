@@ -123,6 +123,57 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
 
 
+@app.command("match")
+def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
+              match: Annotated[int, typer.Option("--match", help="Match index under the seed.")]
+              = 0,
+              tables: TablesOpt = None, set_: SetOpt = None,
+              seats: Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
+              = None,
+              length: Annotated[str | None, typer.Option(help="short | standard | long.")]
+              = None,
+              check: Annotated[bool, typer.Option("--check", help="Run the invariant checker "
+                                                  "after every turn.")] = False,
+              as_json: Annotated[bool, typer.Option("--json", help="Print the whole outcome "
+                                                    "as JSON.")] = False) -> None:
+    """Play one AI-vs-AI match and print its outcome."""
+    from sim.match import InvariantError, outcome, play_match
+
+    t = _load_tables(tables, set_)
+    if seats is not None and not 2 <= seats <= 6:
+        _fail(f"--seats {seats}: a match has 2 to 6 seats")
+    if length is not None and length not in t.model.match.lengths:
+        _fail(f"--length {length}: choose one of {', '.join(t.model.match.lengths)}")
+    if seed < 0 or match < 0:
+        _fail("--seed and --match must be >= 0")
+    try:
+        state, board, turn_log = play_match(t, seed, match, seats, length, check=check)
+    except InvariantError as exc:
+        _fail(f"invariant violated: {exc}")
+    result = outcome(state, t, board, turn_log, seed, match)
+    if as_json:
+        typer.echo(json.dumps(result, sort_keys=True))
+        return
+    typer.echo(f"seed {seed} match {match} (tables {t.hash}): seat {result['winner']} wins by "
+               f"{result['victory']} on turn {result['end_turn']}")
+    _print_position(state, t, board, title=f"seed {seed}, end of match")
+
+
+@bench_app.command("match")
+def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
+                matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300)\
+        -> None:
+    """Matches per second on one core, and the engine's cold and warm start times."""
+    from sim.bench import bench_match as run
+
+    result = run(matches)
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k}: {v}")
+
+
 @bench_app.command("territory")
 def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
                     positions: Annotated[int, typer.Option(help="Positions to time.")] = 200)\
