@@ -132,6 +132,8 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
               = None,
               length: Annotated[str | None, typer.Option(help="short | standard | long.")]
               = None,
+              personalities: Annotated[str | None, typer.Option(
+                  help="Comma-separated AI personality per seat (default: tables).")] = None,
               check: Annotated[bool, typer.Option("--check", help="Run the invariant checker "
                                                   "after every turn.")] = False,
               as_json: Annotated[bool, typer.Option("--json", help="Print the whole outcome "
@@ -146,8 +148,14 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
         _fail(f"--length {length}: choose one of {', '.join(t.model.match.lengths)}")
     if seed < 0 or match < 0:
         _fail("--seed and --match must be >= 0")
+    names = personalities.split(",") if personalities else None
+    for name in names or []:
+        if name not in t.model.ai.personalities:
+            _fail(f"--personalities: unknown personality {name!r}; known: "
+                  f"{', '.join(t.personality_names)}")
     try:
-        state, board, turn_log = play_match(t, seed, match, seats, length, check=check)
+        state, board, turn_log = play_match(t, seed, match, seats, length, check=check,
+                                            personalities=names)
     except InvariantError as exc:
         _fail(f"invariant violated: {exc}")
     result = outcome(state, t, board, turn_log, seed, match)
@@ -157,6 +165,79 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
     typer.echo(f"seed {seed} match {match} (tables {t.hash}): seat {result['winner']} wins by "
                f"{result['victory']} on turn {result['end_turn']}")
     _print_position(state, t, board, title=f"seed {seed}, end of match")
+
+
+@app.command("sweep")
+def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
+              jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: "
+                                                       "all cores).")] = None,
+              backend: Annotated[str, typer.Option(help="loky (this machine) or dask.")]
+              = "loky",
+              scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address "
+                                                            "(default: a local cluster).")]
+              = None,
+              out: Annotated[Path | None, typer.Option(help="Run folder (default: "
+                                                       "runs/<experiment name>).")] = None,
+              chunk_size: Annotated[int | None, typer.Option(help="Matches per chunk "
+                                                             "(default: the experiment's).")]
+              = None,
+              quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+              ) -> None:
+    """Run an experiment's matches in parallel into Parquet tables; resumes a folder."""
+    import os
+
+    from sim.experiments import ExperimentError, load_experiment
+    from sim.runner import RunFolderMismatch
+    from sim.sweep import run_sweep
+    from sim.tables import REPO_ROOT
+
+    try:
+        experiment = load_experiment(file)
+    except ExperimentError as exc:
+        _fail(str(exc))
+    if backend not in ("loky", "dask"):
+        _fail(f"--backend {backend}: choose loky or dask")
+    if chunk_size is not None and chunk_size < 1:
+        _fail("--chunk-size must be >= 1")
+    jobs = jobs or os.cpu_count() or 1
+    out = out or REPO_ROOT / "runs" / experiment.spec.name
+    typer.echo(f"sweep {experiment.spec.name}: {len(experiment.variants)} variants x "
+               f"{experiment.spec.matches} matches -> {out} ({jobs} workers, {backend})")
+    try:
+        result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
+                           progress=not quiet)
+    except RunFolderMismatch as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; finished chunks are kept in {out}: run the same command "
+                   "again to resume", err=True)
+        raise typer.Exit(130) from None
+    rate = f", {result['matches_per_s']} matches/s" if result["matches_per_s"] else ""
+    typer.echo(f"done: {result['matches']} matches in {result['chunks']} chunks "
+               f"({result['chunks_resumed']} already written), {result['errors']} failed, "
+               f"{result['seconds']} s{rate}")
+    if result["errors"]:
+        typer.echo(f"{result['errors']} matches failed: see the errors table in {out}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command("replay-command")
+def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+                       match_id: Annotated[str, typer.Argument(help="variant:index")]) -> None:
+    """Print the one command that replays a match of a sweep."""
+    import polars as pl
+
+    from sim.store import scan
+
+    for table in ("matches", "errors"):
+        if not (run_dir / table).exists():
+            continue
+        rows = scan(run_dir, table).filter(pl.col("match_id") == match_id).select(
+            "replay").collect()
+        if rows.height:
+            typer.echo(rows["replay"][0])
+            return
+    _fail(f"{run_dir}: no match {match_id!r} (ids look like baseline:12)")
 
 
 @bench_app.command("match")
@@ -192,7 +273,7 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 @app.command("demo")
 def demo(out: Annotated[Path, typer.Option(help="Folder for the demo's files.")]
          = Path("reports/demo")) -> None:
-    """The main job on the default tables: a seeded map and an example scenario."""
+    """A seeded map and an example scenario (a quick look without a sweep)."""
     from sim.tables import REPO_ROOT
 
     out.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ from sim.kernels.events import (
 )
 from sim.kernels.flow import end_turn
 from sim.kernels.territory import dominance_shares
-from sim.state import BANDIT, NEUTRAL, REVOLT_CAUSES, VICTORY_NAMES, State
+from sim.state import BANDIT, NEUTRAL, REVOLT_CAUSES, VICTORY_NAMES, State, arrays_of
 from sim.tables import Tables
 
 # scenario `do` name -> (kernel code, required keys)
@@ -169,11 +169,12 @@ def item_name(tables: Tables, item: int) -> str:
     return units[item] if item < len(units) else tables.building_names[item - len(units)]
 
 
-def state_report(state: State, tables: Tables, board: Board) -> dict[str, Any]:
+def state_report(record: State, tables: Tables, board: Board) -> dict[str, Any]:
     """The JSON-ready report of SCENARIOS.md: turn, seats, cities, units, events."""
     tb = tables.arrays()
-    terms, _counts, score, rank = scores(state, tb, board)
-    tile_city = regions(state, tb, board)
+    terms, _counts, score, rank = scores(record, tb, board)
+    tile_city = regions(record, tb, board)
+    state = arrays_of(record)
     n_seats = int(state.n_seats[0])
     held, total = dominance_shares(state.city_tile, state.city_owner, n_seats)
     n_cities = int(state.n_cities[0])
@@ -234,18 +235,19 @@ def state_report(state: State, tables: Tables, board: Board) -> dict[str, Any]:
         "tables_hash": tables.hash,
         "seats": seats, "cities": cities, "units": units,
         "camps": [list(board.axial(int(t))) for t in state.camp_tile if t >= 0],
-        "events": event_list(state, tables, board),
+        "events": event_list(record, tables, board),
     }
 
 
 def event_list(state: State, tables: Tables, board: Board) -> list[dict[str, Any]]:
     """Event rows as dicts; a capital_fall carries its transferred and kept cities."""
-    n = min(int(state.n_events[0]), state.event_log.shape[0])
-    log = state.event_log[:n]
+    event_log = state["event_log"]
+    n = min(int(state["n_events"][0]), event_log.shape[0])
+    log = event_log[:n].tolist()
     out: list[dict[str, Any]] = []
     falls: dict[int, dict[str, Any]] = {}
     for i in range(n):
-        turn, kind, seat, by, city, a, b, _c = (int(x) for x in log[i])
+        turn, kind, seat, by, city, a, b, _c = log[i]
         name = EVENT_NAMES[kind]
         ev: dict[str, Any] = {"turn": turn, "kind": name}
         if seat != -1:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sim.board import Board, make_board
-from sim.engine import event_list, state_report
+from sim.engine import state_report
 from sim.engine_loop import new_path_table
 from sim.kernels.match import TURN_FIELDS, begin_match, play_one_turn, run_match
 from sim.kernels.setup import setup_match
@@ -24,7 +24,8 @@ class InvariantError(AssertionError):
 
 
 def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
-            length: str | None) -> tuple[State, Board, np.ndarray, np.ndarray, int]:
+            length: str | None, personalities: list[str] | None = None,
+            ) -> tuple[State, Board, np.ndarray, np.ndarray, int]:
     tb = tables.arrays()
     n_seats = n_seats or tables.model.match.seats
     board = make_board(int(tb.radius))
@@ -33,7 +34,7 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     st.rng_ai[0] = stream_seed(seed, match_index, Purpose.AI)
     st.rng_events[0] = stream_seed(seed, match_index, Purpose.EVENTS)
     names = tables.personality_names
-    order = tables.model.match.personalities
+    order = personalities or tables.model.match.personalities
     for s in range(n_seats):
         st.seat_personality[s] = names.index(order[s % len(order)])
     turn_log = np.zeros((int(st.last_turn[0]) + 1, 6, TURN_FIELDS), dtype=np.int64)
@@ -42,10 +43,13 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
 
 
 def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
-               length: str | None = None, check: bool = False):
+               length: str | None = None, check: bool = False,
+               personalities: list[str] | None = None):
     """Play one match; returns (state, board, turn_log). With `check`, the invariant
-    checker runs after every turn and raises InvariantError on a violation."""
-    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length)
+    checker runs after every turn and raises InvariantError on a violation.
+    `personalities` names each seat's AI (default: the tables' match.personalities)."""
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
+                                                    personalities)
     tb = tables.arrays()
     path = new_path_table(board.n_tiles)
     if not check:
@@ -68,7 +72,7 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
             seed: int, match_index: int) -> dict[str, Any]:
     """The outcome rows of one match: winner, victory, per-seat results, events, turns."""
     report = state_report(state, tables, board)
-    events = event_list(state, tables, board)
+    events = report["events"]
     n_seats = int(state.n_seats[0])
     names = tables.personality_names
     seats = []
@@ -97,9 +101,10 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
             "peak_dominance": int(turn_log[:, i, 6].max()) if turn_log.size else 0,
         })
     end_turn = int(state.turn[0])
-    turns = [{"turn": t, "seat": s, **{k: int(turn_log[t, s, j])
-                                       for j, k in enumerate(TURN_TERMS)}}
-             for t in range(1, min(end_turn, turn_log.shape[0] - 1) + 1) for s in range(n_seats)]
+    last = min(end_turn, turn_log.shape[0] - 1)
+    rows = turn_log[1: last + 1, :n_seats].tolist()
+    turns = [{"turn": t, "seat": s, **dict(zip(TURN_TERMS, rows[t - 1][s], strict=True))}
+             for t in range(1, last + 1) for s in range(n_seats)]
     victory = int(state.victory[0])
     return {
         "seed": seed, "match_index": match_index, "tables_hash": tables.hash,

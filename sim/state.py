@@ -158,3 +158,15 @@ def copy_state(state: State) -> State:
 def states_equal(a: State, b: State) -> bool:
     """True when every field of `a` equals the same field of `b`."""
     return a.dtype == b.dtype and all(np.array_equal(a[n], b[n]) for n in a.dtype.names)
+
+
+def arrays_of(state: State):
+    """The state's fields as plain attributes of a namespace of numpy arrays (views).
+
+    Reading a field of a numpy record goes through numpy's slow record attribute
+    lookup; Python code that reads many fields (reports, outcome rows) takes the
+    views once with this.
+    """
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{name: state[name] for name in state.dtype.names})

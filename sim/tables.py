@@ -405,7 +405,11 @@ class Tables:
 
     @property
     def hash(self) -> str:
-        return tables_hash(self.data)
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = tables_hash(self.data)
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def unit_names(self) -> list[str]:

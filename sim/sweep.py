@@ -1,0 +1,117 @@
+"""`sim sweep`: an experiment's chunks through joblib (loky locally, Dask for a cluster),
+with progress, resume and a summary. Rows are written by the workers (sim.runner)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from sim.experiments import Experiment
+from sim.provenance import now
+from sim.runner import pending_chunks, prepare_folder, run_chunk, settings_for
+from sim.store import read_markers
+
+
+def _dask_context(jobs: int, scheduler: str | None):
+    """A joblib backend context on a Dask cluster: `scheduler` address, or a local one."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError("the dask backend needs `pip install 'dask[distributed]'`") from exc
+    from joblib import parallel_config
+
+    stack = contextlib.ExitStack()
+    if scheduler:
+        client = stack.enter_context(Client(scheduler))
+    else:
+        cluster = stack.enter_context(LocalCluster(n_workers=jobs, threads_per_worker=1,
+                                                   processes=True, dashboard_address=None))
+        client = stack.enter_context(Client(cluster))
+    stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
+    return stack, client
+
+
+def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "loky",
+              scheduler: str | None = None, chunk_size: int | None = None,
+              progress: bool = True, on_chunk=None) -> dict[str, Any]:
+    """Run (or resume) every chunk not yet written; returns the run's summary."""
+    from joblib import Parallel, delayed
+
+    chunk_size = chunk_size or experiment.spec.chunk_size
+    prov = prepare_folder(experiment, out, chunk_size, jobs, backend)
+    todo = pending_chunks(experiment, out, chunk_size)
+    settings = settings_for(experiment, out)
+    total = sum(c.stop - c.start for c in todo)
+    done_before = len(experiment.chunks(chunk_size)) - len(todo)
+    t0 = time.perf_counter()
+    played = 0
+    context = contextlib.nullcontext()
+    if backend == "dask":
+        context, _client = _dask_context(jobs, scheduler)
+    elif backend != "loky":
+        raise ValueError(f"unknown backend {backend!r}: loky or dask")
+    bar = _Progress(total, enabled=progress)
+    with context, bar:
+        if todo:
+            parallel = Parallel(n_jobs=jobs, return_as="generator_unordered",
+                                **({"backend": "loky"} if backend == "loky" else {}))
+            for summary in parallel(delayed(run_chunk)(settings, c) for c in todo):
+                played += summary["stop"] - summary["start"]
+                bar.advance(summary["stop"] - summary["start"])
+                if on_chunk is not None:
+                    on_chunk(summary)
+    seconds = time.perf_counter() - t0
+    markers = read_markers(out)
+    result = {
+        "out": str(out), "chunks": len(markers), "chunks_resumed": done_before,
+        "matches": sum(m["matches"] for m in markers),
+        "errors": sum(m["errors"] for m in markers),
+        "played_now": played, "seconds": round(seconds, 3),
+        "matches_per_s": round(played / seconds, 1) if seconds > 0 and played else None,
+    }
+    prov["finished"] = now()
+    prov["summary"] = result
+    (out / "provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True))
+    return result
+
+
+class _Progress:
+    """Matches done, matches/s and ETA on the terminal (quiet when disabled)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.done = total, enabled and total > 0, 0
+        self._progress = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(TextColumn("matches"), BarColumn(), MofNCompleteColumn(),
+                                      TextColumn("{task.fields[rate]} matches/s"),
+                                      TimeElapsedColumn(), TextColumn("ETA"),
+                                      TimeRemainingColumn())
+            self._progress.__enter__()
+            self._task = self._progress.add_task("sweep", total=self.total, rate="–")
+            self._t0 = time.perf_counter()
+        return self
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self._progress is not None:
+            rate = self.done / max(time.perf_counter() - self._t0, 1e-9)
+            self._progress.update(self._task, advance=n, rate=f"{rate:.0f}")
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+        return False

@@ -1,0 +1,278 @@
+"""The batch runner: experiment expansion, Parquet tables with provenance, equality
+across workers / backends / chunk sizes, resume after a kill, failing matches as rows."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from sim.experiments import ExperimentError, load_experiment
+from sim.outcomes import SCHEMAS, SORT_KEYS, TABLES
+from sim.store import scan
+from sim.sweep import run_sweep
+from sim.tables import REPO_ROOT
+from tests.conftest import FIXTURE_TABLES
+
+SMALL = f"""
+name = "small"
+tables = "{FIXTURE_TABLES}"
+root_seed = 99
+matches = 8
+seats = 4
+length = "short"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = 3
+
+[[variants]]
+name = "baseline"
+
+[[grids]]
+name = "gold"
+axes = {{ "score.gold_per_point" = [3] }}
+"""
+
+
+def write_experiment(tmp_path: Path, text: str = SMALL, name: str = "exp.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def read_all(out: Path) -> dict[str, pl.DataFrame]:
+    return {t: scan(out, t).collect().sort(["variant", *SORT_KEYS[t]]) for t in TABLES
+            if (out / t).exists()}
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ref")
+    exp = load_experiment(write_experiment(tmp))
+    out = tmp / "out"
+    run_sweep(exp, out, jobs=1, progress=False)
+    return exp, out, read_all(out)
+
+
+def test_expansion_is_pure_and_names_every_variant(tmp_path):
+    exp = load_experiment(write_experiment(tmp_path))
+    again = load_experiment(write_experiment(tmp_path))
+    assert [v.id for v in exp.variants] == ["baseline", "gold.gold_per_point-3"]
+    assert exp.variants == again.variants
+    assert exp.variants[1].overrides == {"score.gold_per_point": 3}
+    assert exp.variants[0].tables_hash != exp.variants[1].tables_hash
+    chunks = exp.chunks()
+    assert [(c.variant, c.start, c.stop) for c in chunks[:3]] == [
+        ("baseline", 0, 3), ("baseline", 3, 6), ("baseline", 6, 8)]
+    assert len(chunks) == 6
+
+
+def test_grids_expand_to_every_combination(tmp_path):
+    text = SMALL + '\n[[grids]]\nname = "g2"\naxes = { "score.w_city" = [8, 12], ' \
+                   '"revolt.transfer_turns" = [2, 4] }\n'
+    exp = load_experiment(write_experiment(tmp_path, text))
+    g2 = [v for v in exp.variants if v.id.startswith("g2.")]
+    assert len(g2) == 4
+    assert {tuple(sorted(v.overrides.items())) for v in g2} == {
+        (("revolt.transfer_turns", r), ("score.w_city", w)) for w in (8, 12) for r in (2, 4)}
+
+
+def test_personalities_rotate_so_every_personality_sits_in_every_seat(tmp_path):
+    exp = load_experiment(write_experiment(tmp_path))
+    seats = [exp.personalities_for(i) for i in range(4)]
+    for s in range(4):
+        assert sorted(row[s] for row in seats) == sorted(exp.spec.personalities)
+
+
+@pytest.mark.parametrize("mutation,needle", [
+    ('matches = 8', 'matches = 0'), ('name = "baseline"', 'name = "bad name!"'),
+    ('axes = { "score.gold_per_point" = [3] }', 'axes = { "score.gold_per_pt" = [3] }'),
+    ('length = "short"', 'length = "epic"'), ('chunk_size = 3', 'chunk_sise = 3'),
+])
+def test_malformed_experiments_name_file_and_key(tmp_path, mutation, needle):
+    path = write_experiment(tmp_path, SMALL.replace(mutation, needle))
+    with pytest.raises(ExperimentError) as exc:
+        load_experiment(path)
+    assert str(path) in str(exc.value)
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "sweep", str(path), "--quiet"],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_tables_match_the_documented_columns_and_types(reference_run):
+    _exp, out, frames = reference_run
+    doc = (REPO_ROOT / "docs" / "outcomes.md").read_text()
+    documented: dict[str, dict[str, str]] = {}
+    table = None
+    for line in doc.splitlines():
+        head = re.match(r"## (\w+) — ", line)
+        if head:
+            table = head.group(1)
+            documented[table] = {}
+        row = re.match(r"\| (\w+) \| (\w+) \| ", line)
+        if table and row and row.group(1) != "column":
+            documented[table][row.group(1)] = row.group(2)
+    assert set(documented) == set(SCHEMAS)
+    for name, columns in documented.items():
+        assert list(columns) == list(SCHEMAS[name]), name
+        for path in (out / name).rglob("*.parquet"):
+            schema = pl.read_parquet_schema(path)
+            for column, dtype in columns.items():
+                assert str(schema[column]) == {"Utf8": "String"}.get(dtype, dtype), (name,
+                                                                                    column)
+    assert frames["matches"].height == 16
+    assert frames["seats"].height == 64
+    assert frames["errors"].height == 0
+
+
+def test_parquet_reads_in_polars_pyarrow_and_duckdb(reference_run):
+    import duckdb
+    import pyarrow.dataset as ds
+
+    _exp, out, frames = reference_run
+    table = ds.dataset(out / "matches", format="parquet", partitioning="hive").to_table()
+    assert table.num_rows == frames["matches"].height
+    con = duckdb.connect()
+    n, variants = con.execute(
+        f"select count(*), count(distinct variant) from read_parquet("
+        f"'{out}/seats/*/*.parquet', hive_partitioning = true)").fetchone()
+    assert (n, variants) == (64, 2)
+
+
+def test_common_random_numbers_same_streams_across_variants(reference_run):
+    """Match i of every variant is played from the same seeds and seating: the replay
+    commands differ only by the variant's --set overrides."""
+    _exp, _out, frames = reference_run
+    m = frames["matches"].sort("match_index")
+
+    def without_sets(cmd: str) -> str:
+        return re.sub(r" --set \S+", "", cmd)
+
+    base = m.filter(pl.col("variant") == "baseline")
+    gold = m.filter(pl.col("variant") == "gold.gold_per_point-3")
+    assert [without_sets(c) for c in base["replay"]] == [without_sets(c) for c in gold["replay"]]
+    assert all("--set score.gold_per_point=3" in c for c in gold["replay"])
+    turn1 = frames["turns"].filter(pl.col("turn") == 1).sort("variant", "match_index", "seat")
+    regions = {v: d["region"].to_list() for v, d in turn1.group_by("variant")}
+    assert regions[("baseline",)] == regions[("gold.gold_per_point-3",)]  # same opening maps
+
+
+def test_provenance_and_replay_command(reference_run):
+    exp, out, frames = reference_run
+    prov = json.loads((out / "provenance.json").read_text())
+    for key in ("code_version", "packages", "experiment", "root_seed", "variants",
+                "started", "finished", "fingerprint"):
+        assert key in prov
+    assert {v["id"]: v["tables_hash"] for v in prov["variants"]} == {
+        v.id: v.tables_hash for v in exp.variants}
+    assert prov["summary"]["matches"] == 16
+    row = frames["matches"].filter(pl.col("match_id") == "gold.gold_per_point-3:4").row(
+        0, named=True)
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "replay-command", str(out),
+                           "gold.gold_per_point-3:4"], capture_output=True, text=True,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 0 and proc.stdout.strip() == row["replay"]
+    args = [*row["replay"].split()[1:], "--json"]
+    replay = subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True,
+                            text=True, cwd=REPO_ROOT)
+    result = json.loads(replay.stdout)
+    assert (result["winner"], result["victory"], result["end_turn"]) == (
+        row["winner"], row["victory"], row["end_turn"])
+
+
+def test_same_tables_for_two_workers_and_another_chunk_size(reference_run, tmp_path):
+    exp, _out, frames = reference_run
+    out = tmp_path / "jobs2"
+    run_sweep(exp, out, jobs=2, chunk_size=5, progress=False)
+    other = read_all(out)
+    for table in TABLES:
+        if table in frames:
+            assert other[table].equals(frames[table]), table
+
+
+def test_same_tables_on_a_dask_local_cluster(reference_run, tmp_path):
+    pytest.importorskip("dask.distributed")
+    exp, _out, frames = reference_run
+    out = tmp_path / "dask"
+    run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
+    other = read_all(out)
+    for table in TABLES:
+        if table in frames:
+            assert other[table].equals(frames[table]), table
+
+
+def test_resume_after_a_kill_gives_the_uninterrupted_rows(reference_run, tmp_path):
+    exp, _ref_out, frames = reference_run
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "sim.cli", "sweep", exp.path, "--out", str(out), "--jobs",
+           "1", "--chunk-size", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list((out / "_done").glob("*.json"))
+                                         if (out / "_done").exists() else []) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(list((out / "_done").glob("*.json")))
+    assert 3 <= done < 16, "the kill should land mid-sweep"
+    assert not any(p.suffix == ".parquet" for p in (out / "matches").rglob("*")
+                   if p.stat().st_size == 0)
+    resumed = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "already written" in resumed.stdout
+    again = read_all(out)
+    for table in TABLES:
+        if table in frames:
+            assert again[table].equals(frames[table]), table
+
+
+def test_a_folder_from_another_experiment_is_refused(reference_run, tmp_path):
+    _exp, out, _frames = reference_run
+    other = load_experiment(write_experiment(tmp_path, SMALL.replace("root_seed = 99",
+                                                                     "root_seed = 98")))
+    from sim.runner import RunFolderMismatch
+
+    with pytest.raises(RunFolderMismatch):
+        run_sweep(other, out, jobs=1, progress=False)
+
+
+def test_a_failing_match_becomes_an_errors_row(tmp_path):
+    from sim.experiments import ChunkSpec
+    from sim.match import play_match
+    from sim.runner import run_chunk, settings_for
+
+    exp = load_experiment(write_experiment(tmp_path))
+    out = tmp_path / "errors"
+    settings = settings_for(exp, out)
+
+    def flaky(tables, seed, index, *args, **kw):
+        if index == 1:
+            raise RuntimeError("boom in match 1")
+        return play_match(tables, seed, index, *args, **kw)
+
+    summary = run_chunk(settings, ChunkSpec("baseline", 0, 0, 3), play=flaky)
+    assert (summary["matches"], summary["errors"]) == (2, 1)
+    errors = pl.read_parquet(out / "errors" / "variant=baseline" / "part-00000.parquet")
+    assert errors["match_index"].to_list() == [1]
+    assert "boom in match 1" in errors["message"][0]
+    assert errors["replay"][0].startswith("sim match --seed 99 --match 1")
+    matches = pl.read_parquet(out / "matches" / "variant=baseline" / "part-00000.parquet")
+    assert matches["match_index"].to_list() == [0, 2]
+
+
+def test_workers_send_back_only_small_summaries(tmp_path):
+    """Memory stays flat: the parent receives a summary per chunk, never rows."""
+    from sim.experiments import ChunkSpec
+    from sim.runner import run_chunk, settings_for
+
+    exp = load_experiment(write_experiment(tmp_path))
+    summary = run_chunk(settings_for(exp, tmp_path / "o"), ChunkSpec("baseline", 0, 0, 3))
+    assert len(json.dumps(summary)) < 400
