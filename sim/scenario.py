@@ -9,6 +9,7 @@ kernels a full match uses and returns the report.
 from __future__ import annotations
 
 import contextlib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.board import Board, make_board
 from sim.engine import COMMANDS, REASON_TEXT, item_name, owner_name, run_command, state_report
+from sim.kernels import reasons as R
 from sim.kernels.common import max_hp
 from sim.rng import Purpose, stream_seed
 from sim.state import (
@@ -163,7 +165,7 @@ def load_scenario(path: str | Path, tables_path: str | Path | None = None) -> Sc
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+        raise ScenarioError(_toml_error(path, text, exc)) from None
     lines = key_lines(text)
     try:
         spec = ScenarioSpec.model_validate(raw)
@@ -175,13 +177,38 @@ def load_scenario(path: str | Path, tables_path: str | Path | None = None) -> Sc
         raise ScenarioError(f"{_where(path, lines, loc)}: {reason}") from None
     try:
         tables = load_tables(tables_path)
-        if spec.overrides:
-            tables = tables.with_overrides(spec.overrides, source=f"{path}: overrides")
     except TablesError as exc:
         raise ScenarioError(exc.errors[0]) from None
+    # one override at a time first, so a bad one is reported at its own line
+    for key, value in spec.overrides.items():
+        try:
+            tables.with_overrides({key: value})
+        except TablesError as exc:
+            reason = exc.errors[0].split(": ", 2)[-1]
+            raise ScenarioError(f"{_where(path, lines, ('overrides', key))}: {reason}") from None
+    if spec.overrides:
+        try:
+            tables = tables.with_overrides(spec.overrides, source=f"{path}: overrides")
+        except TablesError as exc:
+            raise ScenarioError(exc.errors[0]) from None
     builder = _Builder(path, lines, spec, tables)
     state = builder.build()
     return Scenario(path, spec, tables, builder.board, state, lines)
+
+
+def _toml_error(path: str, text: str, exc: tomllib.TOMLDecodeError) -> str:
+    """`file:line: key: not valid TOML: ...`, naming the key written on the bad line."""
+    line = getattr(exc, "lineno", None)
+    if line is None:
+        m = re.search(r"line (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+    if not line:
+        return f"{path}: not valid TOML: {exc}"
+    source = text.splitlines()[line - 1] if line <= len(text.splitlines()) else ""
+    key = source.split("=", 1)[0].strip().strip("[]\"' ") if "=" in source or "[" in source \
+        else ""
+    reason = getattr(exc, "msg", None) or str(exc)
+    return f"{path}:{line}: {key or '<line>'}: not valid TOML: {reason}"
 
 
 def _trim_loc(raw: Any, loc: tuple) -> tuple:
@@ -512,16 +539,14 @@ def refusal_text(scn: Scenario, state: State, cmd: CommandSpec, reason: int, bef
             ctx["price"] = int(rush_price(state, tb, cmd.city))
             ctx["item"] = item_name(tables, int(state.city_queue[cmd.city, 0]))
     text = REASON_TEXT.get(reason, f"refused (code {reason})")
+    if reason in (R.R_TRUCE, R.R_PACT) and cmd.do in ("enter", "attack"):
+        text = text.split(":")[0] + (": cannot enter its cities" if cmd.do == "enter"
+                                     else ": cannot attack it")
     with contextlib.suppress(KeyError, IndexError):
         text = text.format(**ctx)
-    what = cmd.do
-    if cmd.do == "truce":
-        what = f"truce with seat {cmd.with_}"
-    elif cmd.do in ("move", "attack", "enter", "found"):
-        what = f"{cmd.do} unit {cmd.unit}"
-    elif cmd.city is not None:
-        what = f"{cmd.do} city {cmd.city}"
-    return f"{what}: {text}"
+    if cmd.do == "truce" and reason != R.R_TRUCE:
+        return f"truce with seat {cmd.with_}: {text}"
+    return text
 
 
 def run_scenario(scn: Scenario, check: bool = True) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.combat import resolve_attack
 from sim.kernels.common import (
     BANDIT,
     DOMINANCE,
@@ -276,6 +277,22 @@ def start_of_turn(st, tb, board) -> None:
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == BANDIT:
             st.unit_moves_left[u] = 1
+            bandit_strike(st, tb, board, u)
+
+
+@njit
+def bandit_strike(st, tb, board, u: np.int64) -> None:
+    """A bandit attacks the first seat unit next to it that is not in a city
+    (direction order, sim.board): bandits fight units, never cities (V06)."""
+    here = st.unit_tile[u]
+    for k in range(6):
+        t = board.neighbours[here, k]
+        if t < 0 or st.tile_site[t] >= 0:
+            continue
+        target = st.tile_unit[t]
+        if target >= 0 and st.unit_owner[target] >= 0:
+            resolve_attack(st, tb, board, u, t, BANDIT)
+            return
 
 
 @njit
