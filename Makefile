@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench nightly clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# the main job: the demo sweep on the default tables, then its HTML report
 demo: $(STAMP)
-	$(BIN)/sim demo
+	$(BIN)/sim sweep experiments/demo.toml --out runs/demo --replace-stale
+	$(BIN)/sim report runs/demo --out reports/demo.html
 
 test: $(STAMP)
 	$(BIN)/ruff check sim tests
@@ -22,6 +24,10 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim tests
+
+nightly: $(STAMP)
+	$(BIN)/sim sweep experiments/nightly.toml --out runs/nightly --replace-stale --quiet
+	$(BIN)/sim report runs/nightly --out reports/nightly.html
 
 bench: $(STAMP)
 	$(BIN)/sim bench territory

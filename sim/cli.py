@@ -182,13 +182,15 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                                                              "(default: the experiment's).")]
               = None,
               quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+              replace_stale: Annotated[bool, typer.Option(
+                  "--replace-stale", help="If --out holds a run of another experiment, code "
+                  "or chunking, delete it and start afresh (default: refuse).")] = False,
               ) -> None:
     """Run an experiment's matches in parallel into Parquet tables; resumes a folder."""
     import os
 
     from sim.experiments import ExperimentError, load_experiment
-    from sim.runner import RunFolderMismatch
-    from sim.sweep import run_sweep
+    from sim.sweep import RunFolderMismatch, run_sweep
     from sim.tables import REPO_ROOT
 
     try:
@@ -201,6 +203,14 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
         _fail("--chunk-size must be >= 1")
     jobs = jobs or os.cpu_count() or 1
     out = out or REPO_ROOT / "runs" / experiment.spec.name
+    if replace_stale and out.exists():
+        from sim.sweep import fingerprint_matches
+
+        if not fingerprint_matches(experiment, out, chunk_size or experiment.spec.chunk_size):
+            import shutil
+
+            typer.echo(f"{out}: holds another run; starting afresh")
+            shutil.rmtree(out)
     typer.echo(f"sweep {experiment.spec.name}: {len(experiment.variants)} variants x "
                f"{experiment.spec.matches} matches -> {out} ({jobs} workers, {backend})")
     try:
@@ -219,6 +229,28 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     if result["errors"]:
         typer.echo(f"{result['errors']} matches failed: see the errors table in {out}", err=True)
         raise typer.Exit(1)
+
+
+@app.command("report")
+def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+               baseline: Annotated[str | None, typer.Option(help="Variant to compare "
+                                                            "against (default: the "
+                                                            "experiment's).")] = None,
+               out: Annotated[Path | None, typer.Option(help="HTML file (default: "
+                                                        "reports/<run name>.html).")] = None,
+               ) -> None:
+    """Write the self-contained HTML report of a sweep's run folder."""
+    from sim.report import write_report
+    from sim.tables import REPO_ROOT
+
+    if not (run_dir / "provenance.json").exists() or not (run_dir / "matches").exists():
+        _fail(f"{run_dir}: not a sweep run folder (no provenance.json or matches table)")
+    out = out or REPO_ROOT / "reports" / f"{run_dir.name}.html"
+    try:
+        path = write_report(run_dir, out, baseline)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"report written to {path}")
 
 
 @app.command("replay-command")

@@ -1,4 +1,5 @@
-"""The outcome tables a sweep writes, as column schemas and row builders.
+"""The outcome tables a sweep writes: their column schemas, the contract between
+the runner that fills them and the analysis that reads them (pure data, no engine).
 
 docs/outcomes.md documents every column; tests check the Parquet files against
 it. Each table is written per variant under the hive layout
@@ -49,72 +50,3 @@ TABLES = tuple(SCHEMAS)
 SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
              "events": ["match_index", "event"], "turns": ["match_index", "turn", "seat"],
              "errors": ["match_index"]}
-
-_OWNER = {"neutral": -2, "bandit": -3}
-# which event field fills the generic `value` column, and which the `detail` column
-_VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
-          "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
-          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit"}
-_DETAIL = {"victory": "victory", "built": "item", "revolt_start": "cause",
-           "revolt_end": "cause"}
-
-
-def _owner(value: Any) -> int | None:
-    if value is None:
-        return None
-    return _OWNER.get(value, value) if isinstance(value, str) else int(value)
-
-
-def empty_columns(table: str) -> dict[str, list]:
-    return {name: [] for name in SCHEMAS[table]}
-
-
-def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id: str,
-              replay: str, personalities: list[str]) -> None:
-    """Append one match's outcome (sim.match.outcome) to the column lists."""
-    idx = result["match_index"]
-    m = cols["matches"]
-    for key, value in (("match_id", match_id), ("match_index", idx), ("seed", result["seed"]),
-                       ("seats", result["seats_n"]), ("length", result["length"]),
-                       ("personalities", ",".join(personalities)),
-                       ("tables_hash", result["tables_hash"]), ("winner", result["winner"]),
-                       ("victory", result["victory"]), ("end_turn", result["end_turn"]),
-                       ("events_dropped", result["events_dropped"]), ("replay", replay)):
-        m[key].append(value)
-    s = cols["seats"]
-    for row in result["seats"]:
-        s["match_id"].append(match_id)
-        s["match_index"].append(idx)
-        s["winner"].append(row["seat"] == result["winner"])
-        for key in SCHEMAS["seats"]:
-            if key not in ("match_id", "match_index", "winner"):
-                s[key].append(row[key])
-    e = cols["events"]
-    for ev in result["events"]:
-        kind = ev["kind"]
-        e["match_id"].append(match_id)
-        e["match_index"].append(idx)
-        e["event"].append(ev["row"])
-        e["turn"].append(ev["turn"])
-        e["kind"].append(kind)
-        e["seat"].append(_owner(ev.get("seat")))
-        e["by"].append(_owner(ev.get("by")))
-        e["city"].append(ev.get("city"))
-        e["cause"].append(ev.get("cause") if isinstance(ev.get("cause"), int) else None)
-        value = ev.get(_VALUE.get(kind, ""), None)
-        e["value"].append(value if isinstance(value, int) else None)
-        detail = ev.get(_DETAIL.get(kind, ""), None)
-        e["detail"].append(detail if isinstance(detail, str) else None)
-    t = cols["turns"]
-    rows = result["turns"]
-    t["match_id"].extend([match_id] * len(rows))
-    t["match_index"].extend([idx] * len(rows))
-    for key in SCHEMAS["turns"]:
-        if key not in MATCH_KEYS:
-            t[key].extend([row[key] for row in rows])
-
-
-def frames(cols: dict[str, dict[str, list]]) -> dict[str, pl.DataFrame]:
-    """Typed, key-sorted frames from column lists."""
-    return {table: pl.DataFrame(data, schema=SCHEMAS[table]).sort(SORT_KEYS[table])
-            for table, data in cols.items()}

@@ -1,12 +1,11 @@
-"""Running a sweep: chunks of seeded matches in parallel (joblib, Dask for clusters).
+"""Playing a chunk of a sweep: its matches, one after another, into outcome rows.
 
-Each chunk (ChunkSpec) is played by a worker: a loop over its match indices,
-each match a whole compiled game, the rows written to Parquet by the worker
-itself (sim.store), so the main process holds only chunk summaries and memory
-stays flat however many matches run. A match that raises becomes a row of the
-`errors` table; the chunk goes on. Results depend only on (tables, root seed,
-match index, seats, length, personalities), never on worker count, backend or
-chunk size.
+A chunk (ChunkSpec) is a loop over match indices, each match a whole compiled
+game; `play_chunk` returns the chunk's typed frames (sim.outcomes schemas) and a
+small summary. A match that raises becomes a row of the `errors` table; the chunk
+goes on. Results depend only on (tables, root seed, match index, seats, length,
+personalities), never on worker count, backend or chunk size. Writing, resume
+and parallelism live in sim.sweep (the outputs layer).
 """
 
 from __future__ import annotations
@@ -19,16 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from sim.experiments import ChunkSpec, Experiment
 from sim.match import outcome, play_match
-from sim.outcomes import add_match, empty_columns, frames
-from sim.provenance import code_version, now, package_versions
-from sim.store import is_done, write_chunk
+from sim.outcomes import MATCH_KEYS, SCHEMAS, SORT_KEYS
 from sim.tables import load_tables
-
-
-class RunFolderMismatch(Exception):
-    """The output folder holds a run of another experiment, code or chunking."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +62,10 @@ def personalities_for(settings: RunSettings, match_index: int) -> list[str]:
     return [base[(s + shift) % len(base)] for s in range(settings.seats)]
 
 
-def run_chunk(settings: RunSettings, spec: ChunkSpec, play=None) -> dict[str, Any]:
-    """Play the matches of one chunk and write its tables; returns its summary (small:
-    rows never travel back to the parent). `play` replaces sim.match.play_match in tests."""
+def play_chunk(settings: RunSettings, spec: ChunkSpec, play=None,
+               ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
+    """Play the matches of one chunk: (frames per table, summary).
+    `play` replaces sim.match.play_match in tests."""
     play = play or play_match
     t0 = time.perf_counter()
     tables = load_tables(settings.tables_path,
@@ -96,8 +92,7 @@ def run_chunk(settings: RunSettings, spec: ChunkSpec, play=None) -> dict[str, An
     summary = {"variant": spec.variant, "chunk": spec.chunk, "start": spec.start,
                "stop": spec.stop, "matches": spec.stop - spec.start - failed, "errors": failed,
                "seconds": round(time.perf_counter() - t0, 3), "tables_hash": tables.hash}
-    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames(cols), summary)
-    return summary
+    return frames(cols), summary
 
 
 def settings_for(experiment: Experiment, out: Path) -> RunSettings:
@@ -109,59 +104,71 @@ def settings_for(experiment: Experiment, out: Path) -> RunSettings:
         personalities=tuple(spec.personalities or ()), rotate=spec.rotate_personalities)
 
 
-def fingerprint(experiment: Experiment, chunk_size: int) -> dict[str, Any]:
-    """What must match for a resumed run to continue an existing folder."""
-    return {"experiment_hash": experiment.text_hash, "chunk_size": chunk_size,
-            "code": {k: v for k, v in code_version().items() if k != "dirty"},
-            "tables_hashes": {v.id: v.tables_hash for v in experiment.variants}}
+_OWNER = {"neutral": -2, "bandit": -3}
+# which event field fills the generic `value` column, and which the `detail` column
+_VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
+          "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
+          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit"}
+_DETAIL = {"victory": "victory", "built": "item", "revolt_start": "cause",
+           "revolt_end": "cause"}
 
 
-def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
-               started: str) -> dict[str, Any]:
-    spec = experiment.spec
-    return {
-        "fingerprint": fingerprint(experiment, chunk_size),
-        "code_version": code_version(),
-        "packages": package_versions(),
-        "experiment": {"path": experiment.path, "name": spec.name,
-                       "description": spec.description,
-                       "text": Path(experiment.path).read_text(encoding="utf-8")},
-        "tables_path": experiment.tables_path,
-        "root_seed": spec.root_seed, "matches_per_variant": spec.matches,
-        "seats": experiment.seats, "length": spec.length,
-        "personalities": spec.personalities, "rotate_personalities": spec.rotate_personalities,
-        "streams": "SeedSequence(root_seed, spawn_key=(match_index, purpose)); purposes "
-                   "map=0, ai=1, events=2; never the variant",
-        "baseline": experiment.baseline,
-        "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
-                      "tables": v.resolved} for v in experiment.variants],
-        "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
-        "started": started, "finished": None,
-    }
+def _owner(value: Any) -> int | None:
+    if value is None:
+        return None
+    return _OWNER.get(value, value) if isinstance(value, str) else int(value)
 
 
-def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int,
-                   backend: str) -> dict[str, Any]:
-    """Create or reopen the run folder; refuses a folder made by something else."""
-    path = out / "provenance.json"
-    fp = fingerprint(experiment, chunk_size)
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("fingerprint") != fp:
-            differs = [k for k in fp if old.get("fingerprint", {}).get(k) != fp[k]]
-            raise RunFolderMismatch(
-                f"{out}: holds a run with a different {', '.join(differs)}; "
-                "choose another --out (or delete the folder) to start afresh")
-        old.update(jobs=jobs, backend=backend)
-        return old
-    out.mkdir(parents=True, exist_ok=True)
-    prov = provenance(experiment, chunk_size, jobs, backend, now())
-    path.write_text(json.dumps(prov, indent=1, sort_keys=True))
-    return prov
+def empty_columns(table: str) -> dict[str, list]:
+    return {name: [] for name in SCHEMAS[table]}
 
 
-def pending_chunks(experiment: Experiment, out: Path, chunk_size: int) -> list[ChunkSpec]:
-    return [c for c in experiment.chunks(chunk_size) if not is_done(out, c.variant, c.chunk)]
+def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id: str,
+              replay: str, personalities: list[str]) -> None:
+    """Append one match's outcome (sim.match.outcome) to the column lists."""
+    idx = result["match_index"]
+    m = cols["matches"]
+    for key, value in (("match_id", match_id), ("match_index", idx), ("seed", result["seed"]),
+                       ("seats", result["seats_n"]), ("length", result["length"]),
+                       ("personalities", ",".join(personalities)),
+                       ("tables_hash", result["tables_hash"]), ("winner", result["winner"]),
+                       ("victory", result["victory"]), ("end_turn", result["end_turn"]),
+                       ("events_dropped", result["events_dropped"]), ("replay", replay)):
+        m[key].append(value)
+    s = cols["seats"]
+    for row in result["seats"]:
+        s["match_id"].append(match_id)
+        s["match_index"].append(idx)
+        s["winner"].append(row["seat"] == result["winner"])
+        for key in SCHEMAS["seats"]:
+            if key not in ("match_id", "match_index", "winner"):
+                s[key].append(row[key])
+    e = cols["events"]
+    for ev in result["events"]:
+        kind = ev["kind"]
+        e["match_id"].append(match_id)
+        e["match_index"].append(idx)
+        e["event"].append(ev["row"])
+        e["turn"].append(ev["turn"])
+        e["kind"].append(kind)
+        e["seat"].append(_owner(ev.get("seat")))
+        e["by"].append(_owner(ev.get("by")))
+        e["city"].append(ev.get("city"))
+        e["cause"].append(ev.get("cause") if isinstance(ev.get("cause"), int) else None)
+        value = ev.get(_VALUE.get(kind, ""), None)
+        e["value"].append(value if isinstance(value, int) else None)
+        detail = ev.get(_DETAIL.get(kind, ""), None)
+        e["detail"].append(detail if isinstance(detail, str) else None)
+    t = cols["turns"]
+    rows = result["turns"]
+    t["match_id"].extend([match_id] * len(rows))
+    t["match_index"].extend([idx] * len(rows))
+    for key in SCHEMAS["turns"]:
+        if key not in MATCH_KEYS:
+            t[key].extend([row[key] for row in rows])
 
 
-__all__ = ["RunFolderMismatch", "RunSettings", "run_chunk"]
+def frames(cols: dict[str, dict[str, list]]) -> dict[str, pl.DataFrame]:
+    """Typed, key-sorted frames from column lists."""
+    return {table: pl.DataFrame(data, schema=SCHEMAS[table]).sort(SORT_KEYS[table])
+            for table, data in cols.items()}

@@ -1,5 +1,10 @@
 """`sim sweep`: an experiment's chunks through joblib (loky locally, Dask for a cluster),
-with progress, resume and a summary. Rows are written by the workers (sim.runner)."""
+with progress, resume, provenance and a summary.
+
+Each worker plays a chunk (sim.runner) and writes its Parquet files itself
+(sim.store), so only a small summary per chunk travels back and the main
+process's memory stays flat however many matches run.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,90 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.experiments import Experiment
-from sim.provenance import now
-from sim.runner import pending_chunks, prepare_folder, run_chunk, settings_for
-from sim.store import read_markers
+from sim.experiments import ChunkSpec, Experiment
+from sim.provenance import code_version, now, package_versions
+from sim.runner import RunSettings, play_chunk, settings_for
+from sim.store import is_done, read_markers, write_chunk
+
+
+class RunFolderMismatch(Exception):
+    """The output folder holds a run of another experiment, code or chunking."""
+
+
+def run_chunk(settings: RunSettings, spec: ChunkSpec, play=None) -> dict[str, Any]:
+    """Play one chunk and write its tables (in the worker); returns its small summary."""
+    frames, summary = play_chunk(settings, spec, play)
+    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary)
+    return summary
+
+
+def fingerprint(experiment: Experiment, chunk_size: int) -> dict[str, Any]:
+    """What must match for a resumed run to continue an existing folder."""
+    return {"experiment_hash": experiment.text_hash, "chunk_size": chunk_size,
+            "code": {k: v for k, v in code_version().items() if k != "dirty"},
+            "tables_hashes": {v.id: v.tables_hash for v in experiment.variants}}
+
+
+def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
+               started: str) -> dict[str, Any]:
+    spec = experiment.spec
+    return {
+        "fingerprint": fingerprint(experiment, chunk_size),
+        "code_version": code_version(),
+        "packages": package_versions(),
+        "experiment": {"path": experiment.path, "name": spec.name,
+                       "description": spec.description,
+                       "text": Path(experiment.path).read_text(encoding="utf-8")},
+        "tables_path": experiment.tables_path,
+        "root_seed": spec.root_seed, "matches_per_variant": spec.matches,
+        "seats": experiment.seats, "length": spec.length,
+        "personalities": spec.personalities, "rotate_personalities": spec.rotate_personalities,
+        "streams": "SeedSequence(root_seed, spawn_key=(match_index, purpose)); purposes "
+                   "map=0, ai=1, events=2; never the variant",
+        "baseline": experiment.baseline,
+        "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
+                      "tables": v.resolved} for v in experiment.variants],
+        "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
+        "started": started, "finished": None,
+    }
+
+
+def fingerprint_matches(experiment: Experiment, out: Path, chunk_size: int) -> bool:
+    """True when `out` has no provenance yet or was made by this experiment, code and chunking."""
+    path = out / "provenance.json"
+    if not path.exists():
+        return True
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return old.get("fingerprint") == fingerprint(experiment, chunk_size)
+
+
+def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int,
+                   backend: str) -> dict[str, Any]:
+    """Create or reopen the run folder; refuses a folder made by something else."""
+    path = out / "provenance.json"
+    fp = fingerprint(experiment, chunk_size)
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("fingerprint") != fp:
+            differs = [k for k in fp if old.get("fingerprint", {}).get(k) != fp[k]]
+            raise RunFolderMismatch(
+                f"{out}: holds a run with a different {', '.join(differs)}; "
+                "choose another --out (or delete the folder) to start afresh")
+        old.update(jobs=jobs, backend=backend)
+        return old
+    out.mkdir(parents=True, exist_ok=True)
+    prov = provenance(experiment, chunk_size, jobs, backend, now())
+    path.write_text(json.dumps(prov, indent=1, sort_keys=True))
+    return prov
+
+
+def pending_chunks(experiment: Experiment, out: Path, chunk_size: int) -> list[ChunkSpec]:
+    return [c for c in experiment.chunks(chunk_size) if not is_done(out, c.variant, c.chunk)]
+
+
 
 
 def _dask_context(jobs: int, scheduler: str | None):

@@ -13,11 +13,12 @@ import sim
 PACKAGE = Path(sim.__file__).parent
 
 LAYERS = [
-    ("foundation", r"sim(\.(jit|tomlpos|tables|board|rng|state))?$"),
+    # outcomes: the schemas of the outcome tables, a contract shared by runner and analysis
+    ("foundation", r"sim(\.(jit|tomlpos|tables|board|rng|state|outcomes))?$"),
     ("kernels", r"sim\.kernels(\..+)?$"),
     ("engine", r"sim\.(engine|scenario|setup|check|draw|engine_loop|match)$"),
-    ("runner", r"sim\.(runner|sweep|experiments)$"),
-    ("outputs", r"sim\.(store|provenance|outcomes)$"),
+    ("runner", r"sim\.(runner|experiments)$"),
+    ("outputs", r"sim\.(store|provenance|sweep)$"),
     ("analysis", r"sim\.analysis(\..+)?$"),
     ("report", r"sim\.report$"),
     ("front", r"sim\.(cli|bench|__main__)$"),
@@ -76,8 +77,8 @@ def test_kernels_take_balance_values_as_arguments():
     """No kernel module defines upper-case numeric globals other than codes
     (enumerations such as event kinds or reason codes), so no balance number can be
     frozen into numba's cache."""
-    allowed = re.compile(r"^(EV_|EVENT_NAMES$|R_|C_|BUY_|TARGET_|CARD_|REVOLT_|OK$|NEUTRAL$|"
-                         r"BANDIT$|PLAINS$|CONQUEST$|SCIENCE_WIN$|DOMINANCE$|TURN_LIMIT$|HUMAN_OUT$|_)")
+    allowed = re.compile(r"^(EV_|EVENT_NAMES$|TURN_FIELDS$|R_|C_|BUY_|TARGET_|CARD_|REVOLT_|"
+                         r"OK$|NEUTRAL$|BANDIT$|PLAINS$|CONQUEST$|SCIENCE_WIN$|DOMINANCE$|TURN_LIMIT$|HUMAN_OUT$|_)")
     for name, path in modules():
         if not name.startswith("sim.kernels"):
             continue

@@ -1,0 +1,38 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The gold term's share of score (T13)
+#
+# Gold converts to score by division (every `gold_per_point` gold is one point,
+# rounded down). This notebook shows how much of the final score the gold term
+# carries, for winners and for all seats, at the end and turn by turn, per variant.
+# Set `SIM_RUN_DIR` to a sweep's run folder (default `runs/demo`).
+
+# %%
+import os
+
+from sim.analysis import charts, metrics
+from sim.analysis.load import load_run
+
+run = load_run(os.environ.get("SIM_RUN_DIR", "runs/demo"))
+
+# %%
+gold = metrics.gold_share(run.seats)
+gold
+
+# %%
+charts.gold_share(gold)
+
+# %%
+charts.gold_share_over_turns(metrics.gold_share_over_turns(run.turns))
+
+# %%
+charts.score_decomposition(metrics.score_decomposition(run.seats))

@@ -1,0 +1,48 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Victory types across variants
+#
+# How often conquest, science, dominance and the turn limit decide a match in each
+# balance variant, with 95% Wilson intervals, and which differences from the
+# baseline survive correction for multiple comparisons. Every number comes from
+# `sim.analysis`; this notebook defines no metric of its own.
+#
+# Set `SIM_RUN_DIR` to a sweep's run folder (default `runs/demo`, made by `make demo`).
+
+# %%
+import os
+
+from sim.analysis import charts, metrics
+from sim.analysis.load import load_run
+
+run = load_run(os.environ.get("SIM_RUN_DIR", "runs/demo"))
+print(f"{run.matches.height} matches, variants: {sorted(run.matches['variant'].unique())}, "
+      f"baseline: {run.baseline}")
+
+# %%
+freq = metrics.victory_frequencies(run.matches)
+freq
+
+# %%
+charts.victory_mix(freq)
+
+# %% [markdown]
+# ## Paired against the baseline
+# Match *i* of every variant is played on the same map with the same draws, so
+# outcomes pair by match index (exact McNemar tests, Holm-corrected).
+
+# %%
+tests = metrics.significance(metrics.paired_victory_tests(run.matches, run.baseline))
+tests
+
+# %%
+charts.end_turns(metrics.end_turn_distribution(run.matches))

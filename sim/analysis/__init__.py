@@ -1,0 +1,8 @@
+"""Statistics and metrics over a sweep's outcome tables (docs/outcomes.md).
+
+`load` reads a run folder into eager polars frames, `stats` holds the small
+statistical routines (Wilson intervals, exact McNemar, paired bootstrap,
+multiple-testing corrections) and `metrics` turns the tables into tidy
+per-variant DataFrames. This layer reads Parquet outputs only: it never imports
+the engine (tests/test_architecture.py).
+"""

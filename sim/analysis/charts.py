@@ -1,0 +1,143 @@
+"""Altair charts of the metrics in sim.analysis.metrics.
+
+Every function takes an already aggregated polars frame (aggregate in polars
+first: altair embeds every row it is given) and returns a chart; none writes
+files — only the report does.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+VICTORY_ORDER = ["conquest", "science", "dominance", "turn_limit", "human_out"]
+WIDTH = 520
+
+
+def _data(frame: pl.DataFrame) -> alt.Data:
+    return alt.Data(values=frame.to_dicts())
+
+
+def _tips(frame: pl.DataFrame) -> list[alt.Tooltip]:
+    """A tooltip per column, typed from the frame (altair cannot infer from plain values)."""
+    return [alt.Tooltip(f"{c}:{'Q' if frame.schema[c].is_numeric() else 'N'}")
+            for c in frame.columns]
+
+
+def victory_mix(freq: pl.DataFrame) -> alt.Chart:
+    """Share of matches won by each victory type, per variant, with Wilson intervals
+    (V01). `freq`: victory_frequencies()."""
+    base = alt.Chart(_data(freq)).encode(
+        x=alt.X("victory:N", sort=VICTORY_ORDER, title=None),
+        xOffset=alt.XOffset("variant:N"),
+        color=alt.Color("variant:N", title="variant"))
+    bars = base.mark_bar().encode(
+        y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
+        tooltip=["variant:N", "victory:N", "wins:Q", "matches:Q",
+                 alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("lo:Q", format=".1%"),
+                 alt.Tooltip("hi:Q", format=".1%")])
+    errors = base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q")
+    return (bars + errors).properties(width=WIDTH, height=240,
+                                      title="Victory types (95% Wilson intervals)")
+
+
+def interval_points(frame: pl.DataFrame, value: str, category: str, title: str,
+                    percent: bool = True, facet: str | None = None) -> alt.Chart:
+    """A point with its interval (lo, hi) per variant, coloured by `category`."""
+    fmt = "%" if percent else ""
+    base = alt.Chart(_data(frame)).encode(
+        y=alt.Y("variant:N", title=None),
+        color=alt.Color(f"{category}:N"),
+        yOffset=alt.YOffset(f"{category}:N"))
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X(f"{value}:Q", title=title, axis=alt.Axis(format=fmt)),
+        tooltip=_tips(frame))
+    rules = base.mark_rule().encode(x="lo:Q", x2="hi:Q")
+    return (rules + points).properties(width=WIDTH, height=alt.Step(18), title=title)
+
+
+def gold_share(frame: pl.DataFrame) -> alt.Chart:
+    """The gold term's share of score at the end (T13), winners and all seats."""
+    return interval_points(frame, "mean", "group", "Gold term's share of score at the end")
+
+
+def gold_share_over_turns(frame: pl.DataFrame) -> alt.Chart:
+    """Mean gold-term share of score by turn, per variant. `frame`: gold_share_over_turns()."""
+    return alt.Chart(_data(frame)).mark_line().encode(
+        x=alt.X("turn:Q"), y=alt.Y("mean_share:Q", title="gold share of score",
+                                   axis=alt.Axis(format="%")),
+        color="variant:N", tooltip=["variant:N", "turn:Q",
+                                    alt.Tooltip("mean_share:Q", format=".1%")],
+    ).properties(width=WIDTH, height=220, title="Gold term's share of score over turns")
+
+
+def score_decomposition(frame: pl.DataFrame) -> alt.Chart:
+    """Mean points of each score term (T13), winners and all seats, per variant."""
+    return alt.Chart(_data(frame)).mark_bar().encode(
+        y=alt.Y("variant:N", title=None), yOffset=alt.YOffset("group:N"),
+        x=alt.X("mean_points:Q", stack="zero", title="mean points"),
+        color=alt.Color("term:N", sort=["region", "population", "cities", "gold", "monuments"]),
+        tooltip=["variant:N", "group:N", "term:N", alt.Tooltip("mean_points:Q", format=".1f"),
+                 alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=WIDTH, height=alt.Step(16), title="Score by term (winners / all)")
+
+
+def capital_falls(frame: pl.DataFrame) -> alt.Chart:
+    """Capital falls per match with intervals (V08). `frame`: capital_falls_per_match()."""
+    return interval_points(frame.with_columns(pl.lit("falls").alias("kind")), "mean", "kind",
+                           "Capital falls per match", percent=False)
+
+
+def cascade_depth(frame: pl.DataFrame) -> alt.Chart:
+    """How many capitals a seat lost in one match (V08 then V10). `frame`: cascade_depth()."""
+    return alt.Chart(_data(frame)).mark_bar().encode(
+        x=alt.X("depth:O", title="capitals lost by one seat in a match"),
+        xOffset="variant:N", y=alt.Y("seats:Q", title="seats"), color="variant:N",
+        tooltip=["variant:N", "depth:O", "seats:Q"],
+    ).properties(width=WIDTH, height=200, title="Capital-fall cascade depth")
+
+
+def end_turns(frame: pl.DataFrame) -> alt.Chart:
+    """End-turn distribution per victory type (p10–p90 rule, p25–p75 bar, median tick)."""
+    base = alt.Chart(_data(frame)).encode(
+        y=alt.Y("victory:N", sort=VICTORY_ORDER, title=None), yOffset="variant:N",
+        color="variant:N")
+    whisker = base.mark_rule().encode(x=alt.X("p10:Q", title="end turn"), x2="p90:Q")
+    box = base.mark_bar(size=8, opacity=0.6).encode(x="p25:Q", x2="p75:Q",
+                                                   tooltip=_tips(frame))
+    median = base.mark_tick(color="black", size=12).encode(x="median:Q")
+    return (whisker + box + median).properties(width=WIDTH, height=alt.Step(14),
+                                               title="End turn by victory type")
+
+
+def win_rates(frame: pl.DataFrame, by: str) -> alt.Chart:
+    """Win rate by seat position or personality with Wilson intervals."""
+    base = alt.Chart(_data(frame)).encode(
+        x=alt.X(f"{by}:N", title=by), xOffset="variant:N", color="variant:N")
+    bars = base.mark_bar().encode(
+        y=alt.Y("rate:Q", title="win rate", axis=alt.Axis(format="%")),
+        tooltip=_tips(frame))
+    return (bars + base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q")).properties(
+        width=WIDTH, height=200, title=f"Win rate by {by}")
+
+
+def paired_differences(tests: pl.DataFrame) -> alt.Chart:
+    """Variant minus baseline per metric, with the corrected verdict. `tests` needs
+    variant, metric, difference, p_adjusted, changed; lo/hi where available."""
+    frame = tests
+    if "lo" not in frame.columns:
+        frame = frame.with_columns(pl.col("difference").alias("lo"),
+                                   pl.col("difference").alias("hi"))
+    frame = frame.with_columns(pl.col("lo").fill_null(pl.col("difference")),
+                               pl.col("hi").fill_null(pl.col("difference")))
+    base = alt.Chart(_data(frame)).encode(
+        y=alt.Y("metric:N", title=None), yOffset="variant:N",
+        color=alt.Color("changed:N", scale=alt.Scale(domain=[True, False],
+                                                     range=["#d62728", "#7f7f7f"])))
+    points = base.mark_point(filled=True, size=50).encode(
+        x=alt.X("difference:Q", title="variant − baseline"),
+        shape="variant:N", tooltip=_tips(frame))
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    return (zero + base.mark_rule().encode(x="lo:Q", x2="hi:Q") + points).properties(
+        width=WIDTH, height=alt.Step(14), title="Changed vs baseline (red: significant "
+                                                "after correction)")

@@ -1,0 +1,158 @@
+"""The nightly report and the notebooks: built from a small sweep, self-contained
+(works offline), every chart drawn in a real headless browser, notebooks executed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.tables import REPO_ROOT
+from tests.conftest import FIXTURE_TABLES
+
+EXPERIMENT = f"""
+name = "report-test"
+description = "small run for the report tests"
+tables = "{FIXTURE_TABLES}"
+root_seed = 5
+matches = 16
+seats = 4
+length = "short"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = 8
+baseline = "baseline"
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "dominance-50"
+set = {{ "dominance.share_pct" = 50 }}
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    from sim.experiments import load_experiment
+    from sim.sweep import run_sweep
+
+    tmp = tmp_path_factory.mktemp("report")
+    path = tmp / "exp.toml"
+    path.write_text(EXPERIMENT)
+    out = tmp / "run"
+    run_sweep(load_experiment(path), out, jobs=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report_file(run_dir, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", str(run_dir), "--out",
+                           str(out)], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_report_is_self_contained(report_file):
+    text = report_file.read_text()
+    assert "<script" not in text and "<link" not in text
+    urls = set(re.findall(r"(?:src|href)\s*=\s*[\"'](\w+:)", text))
+    assert urls <= {"data:"}, urls
+    assert "default-src 'none'" in text
+
+
+def test_report_has_every_section_and_the_provenance(report_file, run_dir):
+    import json
+
+    text = report_file.read_text()
+    for title in ("Summary per variant", "Changed vs baseline", "Victory types", "End turns",
+                  "Gold term", "Capital-fall cascades", "Seats and personalities",
+                  "Near misses", "Provenance"):
+        assert f"<h2>{title}</h2>" in text, title
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    for variant in prov["variants"]:
+        assert variant["tables_hash"] in text
+    assert str(prov["root_seed"]) in text
+    assert text.count("<svg") >= 10
+
+
+def test_report_refuses_an_unknown_baseline_and_a_non_run_folder(run_dir, tmp_path):
+    for args, needle in (([str(run_dir), "--baseline", "nope"], "nope"),
+                         ([str(tmp_path)], "not a sweep run folder")):
+        proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", *args,
+                               "--out", str(tmp_path / "x.html")],
+                              capture_output=True, text=True, cwd=REPO_ROOT)
+        assert proc.returncode == 2 and needle in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("notebook", sorted((REPO_ROOT / "notebooks").glob("*.py")),
+                         ids=lambda p: p.stem)
+def test_notebooks_execute_on_a_small_run(notebook, run_dir, monkeypatch):
+    jupytext = pytest.importorskip("jupytext")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("SIM_RUN_DIR", str(run_dir))
+    nb = jupytext.read(notebook)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO_ROOT)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs",
+                                                                                   [])]
+    assert outputs and not any(o.get("output_type") == "error" for o in outputs)
+    source = notebook.read_text()
+    assert "def " not in source, "notebooks use sim.analysis, they define no metric"
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def test_browser_draws_every_chart_offline(report_file, tmp_path):
+    """Headless Chromium opens the report: every chart has drawn marks, no request
+    leaves the machine, and a screenshot is saved under the test's folder."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: .ci/run installs Debian's chromium package")
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    requests: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+
+        def route(r):
+            requests.append(r.request.url)
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                r.abort()
+
+        page.route("**/*", route)
+        page.goto(report_file.as_uri())
+        figures = page.locator("figure.chart")
+        n = figures.count()
+        assert n >= 10
+        for i in range(n):
+            marks = figures.nth(i).locator("svg g[class*='mark-'] > path, "
+                                           "svg g[class*='mark-'] > line, "
+                                           "svg g[class*='mark-'] path, "
+                                           "svg g[class*='mark-'] line")
+            assert marks.count() > 0, f"chart {i} drew no marks"
+            box = figures.nth(i).locator("svg").first.bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 50
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert shot.stat().st_size > 10_000
+    assert all(url.startswith("file://") for url in requests), requests
