@@ -13,7 +13,8 @@ from tests.conftest import FIXTURE_TABLES
 
 
 def broken(tmp_path, old: str, new: str, text: str | None = None):
-    text = text if text is not None else DEFAULT_TABLES.read_text()
+    # the frozen fixture, so designers' edits to tables/default.toml never break this
+    text = text if text is not None else FIXTURE_TABLES.read_text()
     assert old in text, old
     path = tmp_path / "bad.toml"
     path.write_text(text.replace(old, new, 1))
@@ -37,7 +38,7 @@ def test_default_and_fixture_tables_validate():
 
 
 def test_every_error_is_reported_at_once_with_file_line_and_key(tmp_path):
-    text = DEFAULT_TABLES.read_text()
+    text = FIXTURE_TABLES.read_text()
     text = text.replace("w_city = 10 ", 'w_city = "ten" ', 1)
     text = text.replace("radius = 9 ", "radius = 99 ", 1)
     text = text.replace("[units.warrior]\ncost = 10", "[units.warrior]\ncots = 10", 1)
@@ -67,8 +68,8 @@ def test_cross_checks_name_the_key(tmp_path, old, new, key):
 
 
 def test_prerequisite_cycle_is_an_error(tmp_path):
-    path = broken(tmp_path, "[techs.law]\ncost = 20\nrequires = []",
-                  '[techs.law]\ncost = 20\nrequires = ["prosperity"]')
+    path = broken(tmp_path, '[techs.law]\ncost = 20\nfocus = "economy"\nrequires = []',
+                  '[techs.law]\ncost = 20\nfocus = "economy"\nrequires = ["prosperity"]')
     assert any("cycle" in e for e in errors_of(path))
 
 
@@ -102,10 +103,10 @@ def test_override_errors_name_the_key():
 
 
 def test_hash_ignores_order_and_formatting(tmp_path):
-    text = DEFAULT_TABLES.read_text()
+    text = FIXTURE_TABLES.read_text()
     path = tmp_path / "reformatted.toml"
     path.write_text("\n".join(line.split("#")[0].rstrip() for line in text.splitlines()))
-    assert load_tables(path).hash == load_tables().hash
+    assert load_tables(path).hash == load_tables(FIXTURE_TABLES).hash
     assert tables_hash({"a": 1, "b": 2}) == tables_hash({"b": 2, "a": 1})
 
 
@@ -140,3 +141,20 @@ def test_tables_check_command_exits_2_with_every_error(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "sim.cli", "tables", "check"],
                         capture_output=True, text=True)
     assert ok.returncode == 0 and "ok (hash" in ok.stdout
+
+
+def test_fixture_tables_have_the_same_keys_as_the_defaults():
+    """The frozen fixture may lag the designers' values, never the schema."""
+    import tomllib
+
+    def keys(node, prefix=""):
+        out = set()
+        for k, v in node.items():
+            out.add(prefix + k)
+            if isinstance(v, dict):
+                out |= keys(v, prefix + k + ".")
+        return out
+
+    default = keys(tomllib.loads(DEFAULT_TABLES.read_text()))
+    fixture = keys(tomllib.loads(FIXTURE_TABLES.read_text()))
+    assert default == fixture
