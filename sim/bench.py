@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -165,3 +166,64 @@ def bench_match(n_matches: int = 300, seed: int = 20260101) -> dict:
             "turns_per_s": round(turns / seconds, 1),
             "mean_turns": round(turns / n_matches, 1),
             "cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}
+
+
+_SWEEP_EXPERIMENT = """
+name = "bench-sweep"
+root_seed = 4242
+matches = {matches}
+seats = 4
+length = "standard"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = {chunk}
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "gold-3"
+set = {{ "score.gold_per_point" = 3 }}
+"""
+
+
+def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
+                single_worker_matches: int = 500) -> dict:
+    """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
+    writing Parquet; its rate against one worker on a smaller sweep gives the parallel
+    efficiency. The parent's peak memory shows the runner holds no rows."""
+    import resource
+
+    from sim.experiments import load_experiment
+    from sim.sweep import run_sweep
+
+    def run(n: int, workers: int, root: Path) -> dict:
+        chunk = max(25, min(250, n // (4 * workers)))
+        path = root / f"bench-{n}-{workers}.toml"
+        path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
+        experiment = load_experiment(path)
+        t0 = time.perf_counter()
+        result = run_sweep(experiment, root / f"run-{n}-{workers}", jobs=workers,
+                           progress=False)
+        result["wall_s"] = time.perf_counter() - t0
+        return result
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        # compile or load the engine in the parent (jobs=1 runs in-process) and in the
+        # workers before any timing
+        run(10, 1, root)
+        run(20, jobs, root)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        many = run(matches_per_variant, jobs, root)
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        one = run(single_worker_matches, 1, root)
+        parquet_mb = sum(p.stat().st_size for p in root.rglob("*.parquet")) / 1e6
+    rate_one = one["matches"] / one["wall_s"]
+    rate_many = many["matches"] / many["wall_s"]
+    return {"matches": many["matches"], "jobs": jobs, "wall_s": round(many["wall_s"], 2),
+            "matches_per_s": round(rate_many, 1),
+            "single_worker_matches_per_s": round(rate_one, 1),
+            "parallel_efficiency": round(rate_many / (jobs * rate_one), 3),
+            "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
+            "parent_peak_rss_mb_before": round(rss_before / 1024, 1),
+            "parent_peak_rss_mb_after": round(rss_after / 1024, 1)}

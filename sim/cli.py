@@ -287,6 +287,22 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
             typer.echo(f"{k}: {v}")
 
 
+@bench_app.command("sweep")
+def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
+                matches: Annotated[int, typer.Option(help="Matches per variant (2 variants).")]
+                = 5000,
+                jobs: Annotated[int, typer.Option(help="Workers.")] = 2) -> None:
+    """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
+    from sim.bench import bench_sweep as run
+
+    result = run(matches, jobs, single_worker_matches=max(50, min(500, matches // 10)))
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k}: {v}")
+
+
 @bench_app.command("territory")
 def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
                     positions: Annotated[int, typer.Option(help="Positions to time.")] = 200)\
