@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-
 from sim.board import Board
 from sim.kernels.common import regions
 from sim.state import BANDIT, NEUTRAL, State
@@ -176,7 +174,3 @@ def write_map(state: State, tables: Tables, board: Board, out: Path) -> None:
         out.write_text(render_svg(state, tables, board), encoding="utf-8")
     else:
         raise ValueError(f"{out}: the map is written as .svg or .png")
-
-
-def terrain_counts(state: State, board: Board) -> np.ndarray:
-    return np.bincount(state.tile_terrain[: board.n_tiles], minlength=5)

@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from sim.board import Board, make_board
+from sim.board import Board
 from sim.engine import state_report
 from sim.engine_loop import new_path_table
-from sim.kernels.match import TURN_FIELDS, begin_match, play_one_turn, run_match
+from sim.kernels.match import begin_match, play_one_turn, run_match
 from sim.kernels.setup import setup_match
-from sim.rng import Purpose, new_state, stream_seed
-from sim.state import VICTORY_NAMES, State, empty_state
+from sim.setup import prepare
+from sim.state import VICTORY_NAMES, State
 from sim.tables import Tables
 
 TURN_TERMS = ("region", "population", "cities", "gold", "monuments", "score", "dominance",
@@ -21,25 +21,6 @@ TURN_TERMS = ("region", "population", "cities", "gold", "monuments", "score", "d
 
 class InvariantError(AssertionError):
     """The invariant checker found a violation during `--check`."""
-
-
-def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
-            length: str | None, personalities: list[str] | None = None,
-            ) -> tuple[State, Board, np.ndarray, np.ndarray, int]:
-    tb = tables.arrays()
-    n_seats = n_seats or tables.model.match.seats
-    board = make_board(int(tb.radius))
-    st = empty_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
-    st.last_turn[0] = tables.match_length(length)
-    st.rng_ai[0] = stream_seed(seed, match_index, Purpose.AI)
-    st.rng_events[0] = stream_seed(seed, match_index, Purpose.EVENTS)
-    names = tables.personality_names
-    order = personalities or tables.model.match.personalities
-    for s in range(n_seats):
-        st.seat_personality[s] = names.index(order[s % len(order)])
-    turn_log = np.zeros((int(st.last_turn[0]) + 1, 6, TURN_FIELDS), dtype=np.int64)
-    rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))
-    return st, board, turn_log, rng_map, n_seats
 
 
 def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,

@@ -500,7 +500,7 @@ def command_args(scn: Scenario, cmd: CommandSpec) -> tuple[int, int, int]:
     return code, 0, 0
 
 
-def refusal_text(scn: Scenario, state: State, cmd: CommandSpec, reason: int, before: State) -> str:
+def refusal_text(scn: Scenario, state: State, cmd: CommandSpec, reason: int) -> str:
     """The designer's words for a refused command, e.g. `truce with seat 1: cannot ...`."""
     tables, tb = scn.tables, scn.tables.arrays()
     seat = int(state.active_seat[0])
@@ -570,7 +570,7 @@ def run_scenario(scn: Scenario, check: bool = True) -> dict[str, Any]:
             reason = run_command(state, tb, scn.board, code, a, b)
         error = None
         if reason != 0:
-            error = refusal_text(scn, before, cmd, reason, before)
+            error = refusal_text(scn, before, cmd, reason)
         results.append({"index": i, "do": cmd.do, "ok": reason == 0, "error": error})
         if check:
             problems = check_invariants(state, scn.tables, scn.board)

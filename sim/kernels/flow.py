@@ -324,14 +324,20 @@ def end_turn(st, tb, board) -> None:
                     finish(st, TURN_LIMIT, t)
             return
         st.turn[0] += 1
-        start_of_turn(st, tb, board)
-        n = st.n_seats[0]
-        first = opening_seat(st.turn[0], n)
-        for k in range(n):
-            cand = (first + k) % n
-            if st.seat_alive[cand]:
-                s = cand
-                break
-        if s < 0:
-            return
+        open_turn(st, tb, board)
+        return
     open_seat_turn(st, tb, board, s)
+
+
+@njit
+def open_turn(st, tb, board) -> None:
+    """Open the current turn: once-per-turn upkeep (start_of_turn), then the flow of the
+    first standing seat from the turn's opening seat (T12)."""
+    start_of_turn(st, tb, board)
+    n = st.n_seats[0]
+    first = opening_seat(st.turn[0], n)
+    for k in range(n):
+        s = (first + k) % n
+        if st.seat_alive[s]:
+            open_seat_turn(st, tb, board, s)
+            return

@@ -12,7 +12,7 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai import ai_take_turn
 from sim.kernels.common import scores
-from sim.kernels.flow import end_turn, next_seat, open_seat_turn, opening_seat, start_of_turn
+from sim.kernels.flow import end_turn, next_seat, open_turn
 from sim.kernels.setup import setup_match
 
 # per seat and turn: region, population, cities, gold, monuments (points), score,
@@ -37,15 +37,8 @@ def record_turn(st, tb, board, turn_log: np.ndarray) -> None:
 
 @njit
 def begin_match(st, tb, board) -> None:
-    """Open turn 1: once-per-turn upkeep, then the opening seat's flow (T12)."""
-    start_of_turn(st, tb, board)
-    n = st.n_seats[0]
-    first = opening_seat(st.turn[0], n)
-    for k in range(n):
-        s = (first + k) % n
-        if st.seat_alive[s]:
-            open_seat_turn(st, tb, board, s)
-            return
+    """Open turn 1 (the opening seat's flow runs, T12)."""
+    open_turn(st, tb, board)
 
 
 @njit
