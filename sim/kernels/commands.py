@@ -13,7 +13,7 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.capture import capture_city, enter_check
 from sim.kernels.combat import resolve_attack
-from sim.kernels.common import cities_held, max_hp, regions
+from sim.kernels.common import cities_held, kill_unit, max_hp, place_city, regions
 from sim.kernels.events import (
     EV_CAMP_CLEARED,
     EV_FOUND,
@@ -205,23 +205,8 @@ def found_city(st, tb, board, unit: np.int64, seat: np.int64) -> np.int64:
     if why != OK:
         return why
     tile = st.unit_tile[unit]
-    c = st.n_cities[0]
-    st.n_cities[0] = c + 1
-    st.city_tile[c] = tile
-    st.tile_site[tile] = c
-    st.city_owner[c] = seat
-    st.city_pop[c] = tb.start_population
-    st.city_food[c] = 0
-    st.city_production[c] = 0
-    st.city_revolt[c] = 0
-    st.city_revolt_cause[c] = 0
-    st.city_hp[c] = max_hp(st, tb, c)
-    if st.seat_capital[seat] < 0:
-        st.city_capital[c] = 1
-        st.seat_capital[seat] = c
-    st.tile_unit[tile] = -1
-    st.unit_tile[unit] = -1
-    st.unit_hp[unit] = 0
+    kill_unit(st, unit)  # the settler becomes the city
+    c = place_city(st, tb, tile, seat, tb.start_population)
     log_event(st.event_log, st.n_events, st.turn[0], EV_FOUND, seat, -1, c, 0, 0, 0)
     return OK
 

@@ -190,6 +190,29 @@ def free_tile_near(st, tb, board, tile: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
+def place_city(st, tb, tile: np.int64, owner: np.int64, pop: np.int64) -> np.int64:
+    """A new city on `tile` at full HP for `pop` (the next free ID; IDs are never reused).
+    A seat with no capital gets it as its capital. Returns its ID, or -1 when full."""
+    c = st.n_cities[0]
+    if c >= st.city_tile.shape[0]:
+        return -1
+    st.n_cities[0] = c + 1
+    st.city_tile[c] = tile
+    st.tile_site[tile] = c
+    st.city_owner[c] = owner
+    st.city_pop[c] = pop
+    st.city_food[c] = 0
+    st.city_production[c] = 0
+    st.city_revolt[c] = 0
+    st.city_revolt_cause[c] = 0
+    st.city_hp[c] = max_hp(st, tb, c)
+    if owner >= 0 and st.seat_capital[owner] < 0:
+        st.city_capital[c] = 1
+        st.seat_capital[owner] = c
+    return c
+
+
+@njit
 def spawn_unit(st, tb, unit_type: np.int64, owner: np.int64, tile: np.int64, hp: np.int64,
                camp: np.int64) -> np.int64:
     """Put a new unit on an empty `tile`; returns its ID or -1 when capacity is full."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.common import NEUTRAL, free_tile_near, max_hp, spawn_unit
+from sim.kernels.common import NEUTRAL, free_tile_near, place_city, spawn_unit
 from sim.kernels.mapgen import generate_map_kernel
 
 
@@ -26,15 +26,7 @@ def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
         st.tile_terrain[t] = terrain[t]
         st.tile_node[t] = node[t]
     for s in range(n_seats):
-        c = st.n_cities[0]
-        st.n_cities[0] = c + 1
-        st.city_tile[c] = starts[s]
-        st.tile_site[starts[s]] = c
-        st.city_owner[c] = s
-        st.city_pop[c] = tb.start_population
-        st.city_hp[c] = max_hp(st, tb, c)
-        st.city_capital[c] = 1
-        st.seat_capital[s] = c
+        place_city(st, tb, starts[s], s, tb.start_population)  # its capital
         st.seat_gold[s] = tb.start_gold
         for k in range(tb.start_units.shape[0]):
             utype = tb.start_units[k]
@@ -42,12 +34,6 @@ def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
             if tile >= 0:
                 spawn_unit(st, tb, utype, s, tile, tb.unit_hp[utype], -1)
     for v in range(villages.shape[0]):
-        c = st.n_cities[0]
-        st.n_cities[0] = c + 1
-        st.city_tile[c] = villages[v]
-        st.tile_site[villages[v]] = c
-        st.city_owner[c] = NEUTRAL
-        st.city_pop[c] = tb.village_population
-        st.city_hp[c] = max_hp(st, tb, c)
+        place_city(st, tb, villages[v], NEUTRAL, tb.village_population)
     for m in range(min(camps.shape[0], st.camp_tile.shape[0])):
         st.camp_tile[m] = camps[m]
