@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,8 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
         context, _client = _dask_context(jobs, scheduler)
     elif backend != "loky":
         raise ValueError(f"unknown backend {backend!r}: loky or dask")
+    if todo and (backend == "loky" or not scheduler):
+        warm_engine(settings)
     bar = _Progress(total, enabled=progress)
     with context, bar:
         if todo:
@@ -161,6 +164,19 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
     prov["summary"] = result
     (out / "provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True))
     return result
+
+
+def warm_engine(settings: RunSettings) -> None:
+    """Compile the engine (or load it from numba's cache) once in this process before
+    the workers start, so they load the cache instead of all compiling at once."""
+    from sim.jit import cache_dir
+
+    fresh = not cache_dir().exists()
+    if fresh:
+        print("compiling the engine once (about a minute; cached afterwards)…",
+              file=sys.stderr, flush=True)
+    spec = ChunkSpec(next(iter(settings.overrides_by_variant)), 0, 0, 1)
+    play_chunk(settings, spec)
 
 
 class _Progress:
