@@ -96,6 +96,9 @@ def check_invariants(state: State, tables: Tables, board: Board) -> list[str]:
             out.append(f"unit {u} has owner {owner}")
         if not tb.terrain_passable[state.tile_terrain[t]]:
             out.append(f"unit {u} on impassable tile {board.axial(t)}")
+        site = int(state.tile_site[t])
+        if site >= 0 and int(state.city_owner[site]) != owner:
+            out.append(f"unit {u} of {owner} inside city {site} of another side")
         if state.unit_hp[u] <= 0:
             out.append(f"unit {u} alive with {state.unit_hp[u]} HP")
     occupied = np.flatnonzero(state.tile_unit >= 0)

@@ -137,6 +137,26 @@ def _holds_city(st, seat: np.int64) -> bool:
 
 
 @njit
+def _step_out(st, tb, board, tile: np.int64, old: np.int64) -> None:
+    """Move a unit of `old` out of the (now foreign) city on `tile`, or lose it."""
+    u = st.tile_unit[tile]
+    if u < 0 or st.unit_owner[u] != old:
+        return
+    for k in range(6):
+        n = board.neighbours[tile, k]
+        if n < 0 or st.tile_unit[n] >= 0 or not tb.terrain_passable[st.tile_terrain[n]]:
+            continue
+        site = st.tile_site[n]
+        if site >= 0 and st.city_owner[site] != old:
+            continue
+        st.tile_unit[tile] = -1
+        st.unit_tile[u] = n
+        st.tile_unit[n] = u
+        return
+    kill_unit(st, u)
+
+
+@njit
 def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -> None:
     """V08–V10, V12, V13: split the empire of `old` whose capital `fallen` was taken by `by`.
 
@@ -145,6 +165,9 @@ def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -
     queue and production wiped, in revolt (V11, shortened by a Divan: V13).
     Cities beyond stay with `old`, whose new capital is its most populous
     remaining city, ties to the lowest ID. No city left: eliminated (V10).
+    A unit of `old` standing in a transferred city steps out to the first free
+    passable neighbour that is no other side's city, or is lost if there is none
+    (our reading: its units stay on the board, never inside another side's city).
     """
     home = st.city_tile[fallen]
     fall_row = log_event(st.event_log, st.n_events, st.turn[0], EV_CAPITAL_FALL, old, by, fallen,
@@ -162,6 +185,7 @@ def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -
             st.city_revolt_cause[c] = REVOLT_TRANSFER if turns > 0 else 0
             log_event(st.event_log, st.n_events, st.turn[0], EV_TRANSFER, old, by, c, fall_row,
                       0, 0)
+            _step_out(st, tb, board, st.city_tile[c], old)
             if turns > 0:
                 log_event(st.event_log, st.n_events, st.turn[0], EV_REVOLT_START, by, old, c,
                           turns, REVOLT_TRANSFER, 0)
