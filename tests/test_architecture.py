@@ -78,7 +78,7 @@ def test_kernels_take_balance_values_as_arguments():
     (enumerations such as event kinds or reason codes), so no balance number can be
     frozen into numba's cache."""
     allowed = re.compile(r"^(EV_|EVENT_NAMES$|TURN_FIELDS$|R_|C_|BUY_|TARGET_|CARD_|REVOLT_|"
-                         r"OK$|NEUTRAL$|BANDIT$|PLAINS$|CONQUEST$|SCIENCE_WIN$|DOMINANCE$|TURN_LIMIT$|HUMAN_OUT$|_)")
+                         r"W_|FAR$|OK$|NEUTRAL$|BANDIT$|PLAINS$|CONQUEST$|SCIENCE_WIN$|DOMINANCE$|TURN_LIMIT$|HUMAN_OUT$|_)")
     for name, path in modules():
         if not name.startswith("sim.kernels"):
             continue
