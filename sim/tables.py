@@ -243,6 +243,18 @@ class Personality(_Model):
 class AIT(_Model):
     war_turn: Annotated[int, Field(ge=0, le=10_000)]
     defend_radius: Annotated[int, Field(ge=0, le=10)]
+    defenders: Annotated[int, Field(ge=0, le=100)]
+    army_base_pct: Annotated[int, Field(ge=0, le=1000)]
+    army_military_pct: Annotated[int, Field(ge=0, le=1000)]
+    siege_share_pct: Pct
+    upkeep_share_pct: Annotated[int, Field(ge=0, le=1000)]
+    muster_units: Annotated[int, Field(ge=0, le=100)]
+    muster_radius: Annotated[int, Field(ge=1, le=10)]
+    observatory_value: Annotated[int, Field(ge=0, le=10_000)]
+    capital_value: Annotated[int, Field(ge=0, le=10_000)]
+    transfer_value_pct: Annotated[int, Field(ge=0, le=1000)]
+    finish_nearest: bool
+    dominance_value: Annotated[int, Field(ge=0, le=10_000)]
     personalities: Annotated[dict[str, Personality], Field(min_length=1)]
 
 
@@ -388,6 +400,18 @@ class TableArrays(NamedTuple):
     # AI
     war_turn: int
     defend_radius: int
+    defenders: int
+    army_base_pct: int
+    army_military_pct: int
+    siege_share_pct: int
+    upkeep_share_pct: int
+    muster_units: int
+    muster_radius: int
+    observatory_value: int
+    capital_value: int
+    transfer_value_pct: int
+    finish_nearest: bool
+    dominance_value: int
     personality_weights: np.ndarray  # (P, 4) int64 per PERSONALITY_WEIGHTS
 
 
@@ -784,6 +808,18 @@ def _compile_fields(t: Tables) -> TableArrays:
         building_science_victory=np.array([b.science_victory for b in buildings], dtype=np.bool_),
         war_turn=m.ai.war_turn,
         defend_radius=m.ai.defend_radius,
+        defenders=m.ai.defenders,
+        army_base_pct=m.ai.army_base_pct,
+        army_military_pct=m.ai.army_military_pct,
+        siege_share_pct=m.ai.siege_share_pct,
+        upkeep_share_pct=m.ai.upkeep_share_pct,
+        muster_units=m.ai.muster_units,
+        muster_radius=m.ai.muster_radius,
+        observatory_value=m.ai.observatory_value,
+        capital_value=m.ai.capital_value,
+        transfer_value_pct=m.ai.transfer_value_pct,
+        finish_nearest=m.ai.finish_nearest,
+        dominance_value=m.ai.dominance_value,
         personality_weights=np.array(
             [[getattr(m.ai.personalities[n], w) for w in PERSONALITY_WEIGHTS]
              for n in t.personality_names], dtype=np.int64),
