@@ -13,6 +13,7 @@ from sim.kernels.combat import may_attack_owner
 from sim.kernels.common import (
     check_conquest,
     eliminate,
+    free_tile_near,
     kill_unit,
     max_hp,
     unit_stat_attack,
@@ -142,18 +143,13 @@ def _step_out(st, tb, board, tile: np.int64, old: np.int64) -> None:
     u = st.tile_unit[tile]
     if u < 0 or st.unit_owner[u] != old:
         return
-    for k in range(6):
-        n = board.neighbours[tile, k]
-        if n < 0 or st.tile_unit[n] >= 0 or not tb.terrain_passable[st.tile_terrain[n]]:
-            continue
-        site = st.tile_site[n]
-        if site >= 0 and st.city_owner[site] != old:
-            continue
-        st.tile_unit[tile] = -1
-        st.unit_tile[u] = n
-        st.tile_unit[n] = u
+    n = free_tile_near(st, tb, board, tile, old)  # a neighbour: the unit is on `tile`
+    if n < 0:
+        kill_unit(st, u)
         return
-    kill_unit(st, u)
+    st.tile_unit[tile] = -1
+    st.unit_tile[u] = n
+    st.tile_unit[n] = u
 
 
 @njit

@@ -621,18 +621,11 @@ def _step_out(pos: Position, rules: EngineRules, tile: Tile, old: int) -> None:
     unit = pos.unit_at(tile)
     if unit is None or unit.owner != old:
         return
-    for dq, dr in NEIGHBOUR_STEPS:
-        n = (tile[0] + dq, tile[1] + dr)
-        if not pos.on_board(n) or pos.unit_at(n) is not None:
-            continue
-        if not rules.passable(pos.terrain[n]):
-            continue
-        site = pos.city_at(n)
-        if site is not None and site.owner != old:
-            continue
-        unit.at = n
-        return
-    _kill(unit)
+    spot = free_tile_near(pos, rules, tile, old)  # a neighbour: the unit is on `tile`
+    if spot is None:
+        _kill(unit)
+    else:
+        unit.at = spot
 
 
 def eliminate(pos: Position, seat: int, by: int, cause_row: int) -> None:
