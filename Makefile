@@ -19,11 +19,11 @@ demo: $(STAMP)
 	$(BIN)/sim report runs/demo --out reports/demo.html
 
 test: $(STAMP)
-	$(BIN)/ruff check sim tests
+	$(BIN)/ruff check sim tests tools
 	$(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check sim tests
+	$(BIN)/ruff check sim tests tools
 
 nightly: $(STAMP)
 	$(BIN)/sim sweep experiments/nightly.toml --out runs/nightly --replace-stale --quiet

@@ -1,24 +1,47 @@
 """Victory-mix diagnostic: play N standard matches and print how they ended.
 
 Usage: .venv/bin/python tools/victory_mix.py N [key.path=value ...]
+
+Prints victory shares with mean end turns, event counts per match, wins per
+(victory, personality) and the peak dominance counters reached. Used to tune the
+default tables (README: "Default balance").
 """
-import collections, sys
+
+from __future__ import annotations
+
+import collections
+import sys
+
+from sim.match import outcome, play_match
 from sim.tables import load_tables, parse_overrides
-from sim.match import play_match, outcome
-sets = parse_overrides(sys.argv[2:]) if len(sys.argv) > 2 else {}
-t = load_tables(overrides=sets)
-N = int(sys.argv[1])
-kinds = collections.Counter(); vic = collections.Counter(); wins_by_pers = collections.Counter(); ends = collections.defaultdict(list)
-cities = []; peak_dom = collections.Counter()
-for seed in range(N):
-    st, b, tl = play_match(t, 5000 + seed)
-    o = outcome(st, t, b, tl, 5000 + seed, 0)
-    for e in o["events"]: kinds[e["kind"]] += 1
-    vic[o["victory"]] += 1; ends[o["victory"]].append(o["end_turn"])
-    if o["winner"] is not None: wins_by_pers[(o["victory"], o["seats"][o["winner"]]["personality"])] += 1
-    cities.append(sum(s["cities"] for s in o["seats"]))
-    for s in o["seats"]: peak_dom[s["peak_dominance"]] += 1
-print({k: f"{v/N:.0%} (end {sum(ends[k])/len(ends[k]):.0f})" for k, v in vic.items()})
-print({k: round(v / N, 2) for k, v in sorted(kinds.items())})
-print(sorted(wins_by_pers.items()))
-print("cities/match", sum(cities)/N, "peak dominance", sorted(peak_dom.items()))
+
+
+def main(argv: list[str]) -> None:
+    n = int(argv[1]) if len(argv) > 1 else 200
+    tables = load_tables(overrides=parse_overrides(argv[2:]))
+    kinds: collections.Counter = collections.Counter()
+    victories: collections.Counter = collections.Counter()
+    by_personality: collections.Counter = collections.Counter()
+    peak_dominance: collections.Counter = collections.Counter()
+    ends = collections.defaultdict(list)
+    cities = 0
+    for seed in range(5000, 5000 + n):
+        state, board, log = play_match(tables, seed)
+        result = outcome(state, tables, board, log, seed, 0)
+        kinds.update(e["kind"] for e in result["events"])
+        victories[result["victory"]] += 1
+        ends[result["victory"]].append(result["end_turn"])
+        if result["winner"] is not None:
+            winner = result["seats"][result["winner"]]
+            by_personality[(result["victory"], winner["personality"])] += 1
+        cities += sum(s["cities"] for s in result["seats"])
+        peak_dominance.update(s["peak_dominance"] for s in result["seats"])
+    print({k: f"{v / n:.0%} (end {sum(ends[k]) / len(ends[k]):.0f})"
+           for k, v in victories.items()})
+    print({k: round(v / n, 2) for k, v in sorted(kinds.items())})
+    print(sorted(by_personality.items()))
+    print("cities/match", cities / n, "peak dominance", sorted(peak_dominance.items()))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
