@@ -272,6 +272,15 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
     _fail(f"{run_dir}: no match {match_id!r} (ids look like baseline:12)")
 
 
+def _print_bench(result: dict, as_json: bool) -> None:
+    """A benchmark's figures as one JSON object, or one `key: value` line each."""
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    for k, v in result.items():
+        typer.echo(f"{k}: {v}")
+
+
 @bench_app.command("match")
 def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
                 matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300)\
@@ -280,11 +289,7 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
     from sim.bench import bench_match as run
 
     result = run(matches)
-    if as_json:
-        typer.echo(json.dumps(result))
-    else:
-        for k, v in result.items():
-            typer.echo(f"{k}: {v}")
+    _print_bench(result, as_json)
 
 
 @bench_app.command("sweep")
@@ -296,11 +301,7 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
     from sim.bench import bench_sweep as run
 
     result = run(matches, jobs, single_worker_matches=max(50, min(500, matches // 10)))
-    if as_json:
-        typer.echo(json.dumps(result))
-    else:
-        for k, v in result.items():
-            typer.echo(f"{k}: {v}")
+    _print_bench(result, as_json)
 
 
 @bench_app.command("territory")
@@ -311,11 +312,7 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
     from sim.bench import bench_territory as run
 
     result = run(positions)
-    if as_json:
-        typer.echo(json.dumps(result))
-    else:
-        for k, v in result.items():
-            typer.echo(f"{k}: {v}")
+    _print_bench(result, as_json)
 
 
 @app.command("demo")
