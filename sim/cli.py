@@ -33,7 +33,7 @@ def _fail(messages: list[str] | str) -> None:
 
 
 def _load_tables(path: Path | None, sets: list[str] | None):
-    from sim.tables import TablesError, load_tables, parse_overrides
+    from sim.rules.tables import TablesError, load_tables, parse_overrides
 
     try:
         return load_tables(path, parse_overrides(sets or []))
@@ -57,14 +57,14 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] =
             out: Annotated[Path | None, typer.Option(help="Write the map as .svg or .png.")] = None,
             tables: TablesOpt = None, set_: SetOpt = None) -> None:
     """Draw a seeded map and print its opening territory and score."""
-    from sim.setup import new_match
+    from sim.engine.match import new_match
 
     t = _load_tables(tables, set_)
     if seats is not None and not 2 <= seats <= 6:
         _fail(f"--seats {seats}: a match has 2 to 6 seats")
     state, board = new_match(t, seed, match, seats)
     if out is not None:
-        from sim.draw import write_map
+        from sim.report.map import write_map
 
         if out.suffix.lower() not in (".svg", ".png"):
             _fail(f"{out}: the map is written as .svg or .png")
@@ -78,7 +78,7 @@ def _print_position(state, tables, board, title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from sim.engine import state_report
+    from sim.engine.report import state_report
 
     report = state_report(state, tables, board)
     table = Table(title=f"Territory and score — {title} (tables {tables.hash})")
@@ -100,7 +100,7 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
                  = False,
                  tables: TablesOpt = None) -> None:
     """Apply a scenario's commands and print the resulting state (SCENARIOS.md)."""
-    from sim.scenario import ScenarioError, load_scenario, run_scenario
+    from sim.engine.scenario import ScenarioError, load_scenario, run_scenario
 
     try:
         scn = load_scenario(file, tables)
@@ -139,7 +139,7 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
               as_json: Annotated[bool, typer.Option("--json", help="Print the whole outcome "
                                                     "as JSON.")] = False) -> None:
     """Play one AI-vs-AI match and print its outcome."""
-    from sim.match import InvariantError, outcome, play_match
+    from sim.engine.match import InvariantError, outcome, play_match
 
     t = _load_tables(tables, set_)
     if seats is not None and not 2 <= seats <= 6:
@@ -189,9 +189,9 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     """Run an experiment's matches in parallel into Parquet tables; resumes a folder."""
     import os
 
-    from sim.experiments import ExperimentError, load_experiment
-    from sim.sweep import RunFolderMismatch, run_sweep
-    from sim.tables import REPO_ROOT
+    from sim.rules.tables import REPO_ROOT
+    from sim.runner.experiments import ExperimentError, load_experiment
+    from sim.runner.sweep import RunFolderMismatch, run_sweep
 
     try:
         experiment = load_experiment(file)
@@ -204,7 +204,7 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     jobs = jobs or os.cpu_count() or 1
     out = out or REPO_ROOT / "runs" / experiment.spec.name
     if replace_stale and out.exists():
-        from sim.sweep import fingerprint_matches
+        from sim.runner.sweep import fingerprint_matches
 
         if not fingerprint_matches(experiment, out, chunk_size or experiment.spec.chunk_size):
             import shutil
@@ -240,8 +240,8 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                                                         "reports/<run name>.html).")] = None,
                ) -> None:
     """Write the self-contained HTML report of a sweep's run folder."""
-    from sim.report import write_report
-    from sim.tables import REPO_ROOT
+    from sim.report.html import write_report
+    from sim.rules.tables import REPO_ROOT
 
     if not (run_dir / "provenance.json").exists() or not (run_dir / "matches").exists():
         _fail(f"{run_dir}: not a sweep run folder (no provenance.json or matches table)")
@@ -259,7 +259,7 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
     """Print the one command that replays a match of a sweep."""
     import polars as pl
 
-    from sim.store import scan
+    from sim.outputs.store import scan
 
     for table in ("matches", "errors"):
         if not (run_dir / table).exists():
@@ -286,7 +286,7 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
                 matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300)\
         -> None:
     """Matches per second on one core, and the engine's cold and warm start times."""
-    from sim.bench import bench_match as run
+    from sim.runner.bench import bench_match as run
 
     result = run(matches)
     _print_bench(result, as_json)
@@ -298,7 +298,7 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
                 = 5000,
                 jobs: Annotated[int, typer.Option(help="Workers.")] = 2) -> None:
     """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
-    from sim.bench import bench_sweep as run
+    from sim.runner.bench import bench_sweep as run
 
     result = run(matches, jobs, single_worker_matches=max(50, min(500, matches // 10)))
     _print_bench(result, as_json)
@@ -309,7 +309,7 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
                     positions: Annotated[int, typer.Option(help="Positions to time.")] = 200)\
         -> None:
     """Time territory+score for the plain reference and the kernel on the same positions."""
-    from sim.bench import bench_territory as run
+    from sim.runner.bench import bench_territory as run
 
     result = run(positions)
     _print_bench(result, as_json)
@@ -319,7 +319,7 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 def demo(out: Annotated[Path, typer.Option(help="Folder for the demo's files.")]
          = Path("reports/demo")) -> None:
     """A seeded map and an example scenario (a quick look without a sweep)."""
-    from sim.tables import REPO_ROOT
+    from sim.rules.tables import REPO_ROOT
 
     out.mkdir(parents=True, exist_ok=True)
     map_cmd(seed=1, match=0, seats=None, out=out / "map-seed1.svg", tables=None, set_=None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.tables import Tables, load_tables
+from sim.rules.tables import Tables, load_tables
 
 TESTS = Path(__file__).resolve().parent
 FIXTURE_TABLES = TESTS / "fixtures" / "tables.toml"

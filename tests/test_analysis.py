@@ -26,7 +26,7 @@ from sim.analysis.stats import (
     paired_bootstrap,
     wilson,
 )
-from sim.outcomes import SCHEMAS
+from sim.outputs.schemas import SCHEMAS
 
 EV_SCHEMA = {**SCHEMAS["events"], "variant": pl.Utf8}
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.board import DIRECTIONS, disc_size, hex_distance, make_board
-from sim.check import check_invariants
-from sim.kernels.common import regions
-from sim.rng import Purpose, below, new_state, next_u64, stream_seed, weighted
-from sim.setup import new_match
+from sim.engine.check import check_invariants
+from sim.engine.match import new_match
+from sim.kernels.rules.common import regions
+from sim.world.board import DIRECTIONS, disc_size, hex_distance, make_board
+from sim.world.rng import Purpose, below, new_state, next_u64, stream_seed, weighted
 
 
 @pytest.mark.parametrize("radius", [1, 2, 5, 9])

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from sim.tables import REPO_ROOT
+from sim.rules.tables import REPO_ROOT
 
 
 def sim(*args: str, **kw) -> subprocess.CompletedProcess:

@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import sim.kernels.reasons as reasons
-from sim.board import make_board
-from sim.check import check_invariants
-from sim.kernels.capture import capture_city, enter_check
-from sim.kernels.combat import attack_outcome, resolve_attack
-from sim.kernels.flow import dominance_check, end_turn, open_seat_turn
-from sim.tables import load_tables
+import sim.rules.codes as reasons
+from sim.engine.check import check_invariants
+from sim.kernels.rules.capture import capture_city, enter_check
+from sim.kernels.rules.combat import attack_outcome, resolve_attack
+from sim.kernels.rules.flow import dominance_check, end_turn, open_seat_turn
+from sim.rules.tables import load_tables
+from sim.world.board import make_board
 from tests.conftest import FIXTURE_TABLES
 from tests.reference import engine as ref
 from tests.reference.engine import (
@@ -834,7 +834,7 @@ def test_v19_t11_turn_limit_tiebreaks_match_reference_slow(case):
 # ----------------------------------------------------- oracle self-checks ----
 
 def test_oracle_codes_follow_the_tables_contract():
-    """Codes are positions in the sorted names (sim.tables); the oracle relies on it."""
+    """Codes are positions in the sorted names (sim.rules.tables); the oracle relies on it."""
     for tables, rules in zip(VARIANTS, RULES, strict=True):
         assert rules.unit_order == list(tables.unit_names)
         assert rules.building_order == list(tables.building_names)
@@ -845,8 +845,8 @@ def test_oracle_codes_follow_the_tables_contract():
 @DEFAULT
 @given(st.integers(0, 2 ** 64 - 1), st.integers(1, 1000))
 def test_oracle_splitmix64_replays_the_engine_stream(seed, n):
-    """sim.rng documents splitmix64; the oracle's pure-Python copy gives the same draws."""
-    from sim.rng import below
+    """sim.world.rng documents splitmix64; the oracle's pure-Python copy gives the same draws."""
+    from sim.world.rng import below
 
     counter = np.array([seed], dtype=np.uint64)
     stream = ref.Stream(seed)

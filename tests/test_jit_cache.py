@@ -1,5 +1,5 @@
-"""Numba's on-disk cache is keyed by a hash of every source file, so an edit
-anywhere in the package can never be served stale compiled code."""
+"""Numba's on-disk cache is keyed by a hash of every source file compiled code can
+reach, so an edit there can never be served stale compiled code."""
 
 from __future__ import annotations
 
@@ -10,16 +10,24 @@ import sys
 from sim import jit
 
 
-def test_cache_dir_changes_when_any_source_changes(tmp_path, monkeypatch):
+def test_cache_dir_changes_with_compiled_sources_only(tmp_path, monkeypatch):
+    """Any edit to a layer compiled code is built from (jit, rules, world, kernels) gives
+    a fresh cache; an edit above them (engine, runner, analysis, ...) keeps it."""
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "a.py").write_text("x = 1\n")
-    (pkg / "sub").mkdir()
-    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    for rel, text in [("jit.py", "J = 0\n"), ("rules/codes.py", "A = 1\n"),
+                      ("world/state.py", "B = 1\n"), ("kernels/rules/flow.py", "y = 2\n"),
+                      ("analysis/metrics.py", "z = 3\n"), ("engine/match.py", "m = 4\n")]:
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
     monkeypatch.setattr(jit, "_PACKAGE", pkg)
     first = jit.source_hash()
-    (pkg / "sub" / "b.py").write_text("y = 3\n")
-    assert jit.source_hash() != first
+    for rel in ("analysis/metrics.py", "engine/match.py"):
+        (pkg / rel).write_text("changed = 1\n")
+        assert jit.source_hash() == first, rel
+    for rel in ("jit.py", "rules/codes.py", "world/state.py", "kernels/rules/flow.py"):
+        before = jit.source_hash()
+        (pkg / rel).write_text((pkg / rel).read_text() + "extra = 1\n")
+        assert jit.source_hash() != before, rel
 
 
 def test_numba_uses_the_keyed_cache_dir(tmp_path):

@@ -9,9 +9,11 @@ import sys
 
 import pytest
 
-from sim.match import outcome, play_match
-from sim.state import VICTORY_NAMES
-from sim.tables import REPO_ROOT
+from sim.engine.match import outcome, play_match
+from sim.rules.codes import (
+    VICTORY_NAMES,
+)
+from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
 
 
@@ -53,7 +55,7 @@ def test_checked_and_fast_paths_agree(tables):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_invariants_hold_after_every_turn(tables, seed):
-    """V02, V10, T08, T15, V18 invariants (sim.check) after every turn of whole matches."""
+    """V02, V10, T08, T15, V18 invariants (sim.engine.check) after every turn of whole matches."""
     st, _board, _log = play_match(tables, 900 + seed, check=True)
     assert st.finished[0] == 1
 

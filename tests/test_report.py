@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.tables import REPO_ROOT
+from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
 
 EXPERIMENT = f"""
@@ -38,8 +38,8 @@ set = {{ "dominance.share_pct" = 50 }}
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
-    from sim.experiments import load_experiment
-    from sim.sweep import run_sweep
+    from sim.runner.experiments import load_experiment
+    from sim.runner.sweep import run_sweep
 
     tmp = tmp_path_factory.mktemp("report")
     path = tmp / "exp.toml"

@@ -5,7 +5,7 @@
    line on stderr naming the file, the offending key and (where the file has
    one) its line, nothing on stdout, no traceback.
 2. A command the rules forbid is refused and leaves the whole state exactly as
-   it was (sim.state.copy_state / states_equal), for many refusal kinds, with a
+   it was (sim.world.state.copy_state / states_equal), for many refusal kinds, with a
    reason a designer can read.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.scenario import ScenarioError, load_scenario, run_scenario
-from sim.state import copy_state, states_equal
+from sim.engine.scenario import ScenarioError, load_scenario, run_scenario
+from sim.world.state import copy_state, states_equal
 from tests.conftest import FIXTURE_TABLES, SCENARIOS
 
 REPO = SCENARIOS.parent.parent

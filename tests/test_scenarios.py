@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from sim.scenario import load_scenario, run_scenario
+from sim.engine.scenario import load_scenario, run_scenario
 from tests.conftest import FIXTURE_TABLES, SCENARIOS
 from tests.scenario_expect import mismatches
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sim.experiments import ExperimentError, load_experiment
-from sim.outcomes import SCHEMAS, SORT_KEYS, TABLES
-from sim.store import scan
-from sim.sweep import run_sweep
-from sim.tables import REPO_ROOT
+from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.store import scan
+from sim.rules.tables import REPO_ROOT
+from sim.runner.experiments import ExperimentError, load_experiment
+from sim.runner.sweep import run_sweep
 from tests.conftest import FIXTURE_TABLES
 
 SMALL = f"""
@@ -238,17 +238,17 @@ def test_a_folder_from_another_experiment_is_refused(reference_run, tmp_path):
     _exp, out, _frames = reference_run
     other = load_experiment(write_experiment(tmp_path, SMALL.replace("root_seed = 99",
                                                                      "root_seed = 98")))
-    from sim.sweep import RunFolderMismatch
+    from sim.runner.sweep import RunFolderMismatch
 
     with pytest.raises(RunFolderMismatch):
         run_sweep(other, out, jobs=1, progress=False)
 
 
 def test_a_failing_match_becomes_an_errors_row(tmp_path):
-    from sim.experiments import ChunkSpec
-    from sim.match import play_match
-    from sim.runner import settings_for
-    from sim.sweep import run_chunk
+    from sim.engine.match import play_match
+    from sim.runner.chunk import settings_for
+    from sim.runner.experiments import ChunkSpec
+    from sim.runner.sweep import run_chunk
 
     exp = load_experiment(write_experiment(tmp_path))
     out = tmp_path / "errors"
@@ -271,9 +271,9 @@ def test_a_failing_match_becomes_an_errors_row(tmp_path):
 
 def test_workers_send_back_only_small_summaries(tmp_path):
     """Memory stays flat: the parent receives a summary per chunk, never rows."""
-    from sim.experiments import ChunkSpec
-    from sim.runner import settings_for
-    from sim.sweep import run_chunk
+    from sim.runner.chunk import settings_for
+    from sim.runner.experiments import ChunkSpec
+    from sim.runner.sweep import run_chunk
 
     exp = load_experiment(write_experiment(tmp_path))
     summary = run_chunk(settings_for(exp, tmp_path / "o"), ChunkSpec("baseline", 0, 0, 3))

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from sim.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides, tables_hash
+from sim.rules.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides, tables_hash
 from tests.conftest import FIXTURE_TABLES
 
 

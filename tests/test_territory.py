@@ -8,8 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.board import make_board
-from sim.kernels.territory import (
+from sim.kernels.rules.territory import (
+    buy_tile_check,
+    node_income,
+    resolve_regions,
+    territory_and_score,
+)
+from sim.rules.codes import (
     BUY_IMPASSABLE,
     BUY_IN_REGION,
     BUY_NEUTRAL_CITY,
@@ -17,11 +22,8 @@ from sim.kernels.territory import (
     BUY_NOT_ADJACENT,
     BUY_NOT_OWNER,
     BUY_OK,
-    buy_tile_check,
-    node_income,
-    resolve_regions,
-    territory_and_score,
 )
+from sim.world.board import make_board
 from tests.reference import territory as ref
 
 BUY_NAMES = {BUY_OK: "ok", BUY_NEUTRAL_CITY: "neutral", BUY_NOT_OWNER: "not_owner",
@@ -233,7 +235,7 @@ def test_t08_equal_distance_goes_to_the_lower_city_id(tables, tb):
 
 def test_t13_default_weights_make_a_city_worth_more_than_several_tiles(tables):
     """T13: 'one city worth more than several region tiles' — here more than 3."""
-    from sim.tables import load_tables
+    from sim.rules.tables import load_tables
 
     for t in (tables, load_tables()):
         assert t.model.score.w_city > 3 * t.model.score.w_region
@@ -251,7 +253,7 @@ def test_t15_bounds_in_the_tables(tables):
 def test_t11_rank_tiebreaks(tables, tb):
     """T11: equal scores break by population, then region tiles, then gold stock
     (not gold points), then seat order; T10 every seat has a row."""
-    from sim.kernels.territory import rank_seats
+    from sim.kernels.rules.territory import rank_seats
 
     score = np.array([10, 10, 10, 10, 10])
     counts = np.array([[5, 3, 1, 7],   # region, population, cities, gold stock

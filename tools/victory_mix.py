@@ -12,8 +12,8 @@ from __future__ import annotations
 import collections
 import sys
 
-from sim.match import outcome, play_match
-from sim.tables import load_tables, parse_overrides
+from sim.engine.match import outcome, play_match
+from sim.rules.tables import load_tables, parse_overrides
 
 
 def main(argv: list[str]) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-VICTORY_ORDER = ["conquest", "science", "dominance", "turn_limit", "human_out"]
+from sim.rules.codes import SCORE_TERMS, VICTORY_NAMES
+
+VICTORY_ORDER = list(VICTORY_NAMES)
 WIDTH = 520
 
 
@@ -76,7 +78,7 @@ def score_decomposition(frame: pl.DataFrame) -> alt.Chart:
     return alt.Chart(_data(frame)).mark_bar().encode(
         y=alt.Y("variant:N", title=None), yOffset=alt.YOffset("group:N"),
         x=alt.X("mean_points:Q", stack="zero", title="mean points"),
-        color=alt.Color("term:N", sort=["region", "population", "cities", "gold", "monuments"]),
+        color=alt.Color("term:N", sort=list(SCORE_TERMS)),
         tooltip=["variant:N", "group:N", "term:N", alt.Tooltip("mean_points:Q", format=".1f"),
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(width=WIDTH, height=alt.Step(16), title="Score by term (winners / all)")

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.outcomes import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 
 
 def empty_table(table: str) -> pl.DataFrame:
@@ -23,7 +23,7 @@ def read_table(root: Path | str, table: str) -> pl.DataFrame:
     folder = Path(root) / table
     if not folder.is_dir() or not any(folder.rglob("*.parquet")):
         return empty_table(table)
-    # the layout of sim.store.scan, with `variant` forced to a string: a variant named
+    # the layout of sim.outputs.store.scan, with `variant` forced to a string: a variant named
     # "1" or "2024-01-01" must not be read back as a number or a date
     frame = pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
                             hive_schema={"variant": pl.Utf8},

@@ -28,11 +28,13 @@ from sim.analysis.stats import (
     two_sided_z,
     wilson,
 )
+from sim.rules.codes import HUMAN_OUT as HUMAN_OUT_CODE
+from sim.rules.codes import SCORE_TERMS, VICTORY_NAMES
 
-VICTORIES = ("conquest", "science", "dominance", "turn_limit")
-HUMAN_OUT = "human_out"
+VICTORIES = VICTORY_NAMES[: VICTORY_NAMES.index("human_out")]  # the four of V01
+HUMAN_OUT = VICTORY_NAMES[HUMAN_OUT_CODE]
 GROUPS = ("winners", "all")
-TERMS = ("region", "population", "cities", "gold", "monuments")
+TERMS = SCORE_TERMS
 PAIRED_METRICS = ("end_turn", "winner_gold_share", "mean_gold_share", "capital_falls")
 
 _MATCH = ["variant", "match_id"]

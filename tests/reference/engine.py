@@ -3,12 +3,12 @@ seat's flow, the dominance check and the turn cycle's end (RULES.md V01–V20,
 T01–T16, B1–B9 and part C).
 
 Written loop by loop from the rule text and the formulas the kernels document
-(the damage formula of sim.kernels.combat's docstring), on plain dataclasses
+(the damage formula of sim.kernels.rules.combat's docstring), on plain dataclasses
 keyed by axial coordinates and by the *names* of units, buildings, techs and
 cards. It reads balance values from the validated tables model (`tables.model`),
 never from the compiled arrays, and shares no code with sim/kernels: the only
 engine imports are the state record's encoding (`empty_state`, STATE_DOC codes)
-and the event kind names of sim.kernels.events, used by the two converters
+and the event kind names of sim.kernels.rules.events, used by the two converters
 `position_from_state` / `state_from_position` and nowhere in the rules.
 
 Where the rules are silent and the engine documents a choice (which unit a
@@ -28,10 +28,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sim.rules.codes import (
+    EVENT_NAMES,
+)
+
 # the state record's encoding (STATE_DOC) and the event row layout: used by the two
 # converters only, never by the rule functions
-from sim.kernels.events import EVENT_NAMES
-from sim.state import empty_state
+from sim.world.state import empty_state
 from tests.reference.territory import City as TCity
 from tests.reference.territory import Rules as TRules
 from tests.reference.territory import board_tiles, hex_distance, score_table, tile_owners
@@ -39,7 +42,7 @@ from tests.reference.territory import board_tiles, hex_distance, score_table, ti
 Tile = tuple[int, int]
 Owner = Any  # a seat index (int), "neutral" (villages) or "bandit" (bandit units)
 
-# sim.board's docstring: the neighbour direction order (q, r) steps
+# sim.world.board's docstring: the neighbour direction order (q, r) steps
 NEIGHBOUR_STEPS: tuple[Tile, ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
 # STATE_DOC codes, spelled out here so the oracle does not import them
 VICTORIES = ("conquest", "science", "dominance", "turn_limit", "human_out")
@@ -57,7 +60,7 @@ class EngineRules:
     """Balance values by name, read from the validated tables model.
 
     Codes follow the tables' contract: units, buildings, techs and cards are
-    numbered in the order of their sorted names (sim.tables docstring).
+    numbered in the order of their sorted names (sim.rules.tables docstring).
     """
 
     m: Any
@@ -144,7 +147,7 @@ class EngineRules:
 # ------------------------------------------------------------- position ----
 
 class Event(NamedTuple):
-    """One row of the event log (sim.kernels.events); kind by name, the rest ints."""
+    """One row of the event log (sim.kernels.rules.events); kind by name, the rest ints."""
 
     turn: int
     kind: str
@@ -228,7 +231,6 @@ class Position:
     event_capacity: int = 4096
     unit_capacity: int = 2048
     rng_events: int = 0
-    rng_ai: int = 0
 
     # --- lookups
     def city_at(self, tile: Tile) -> City | None:
@@ -279,7 +281,7 @@ def owner_from_code(code: int) -> Owner:
 # ---------------------------------------------------------- splitmix64 ----
 
 class Stream:
-    """splitmix64 over a 64-bit counter, as sim.rng documents it."""
+    """splitmix64 over a 64-bit counter, as sim.world.rng documents it."""
 
     GOLDEN = 0x9E3779B97F4A7C15
     MIX1 = 0xBF58476D1CE4E5B9
@@ -1058,7 +1060,7 @@ def position_from_state(st, tables, board) -> Position:
         victory=VICTORIES[int(st.victory[0])] if st.victory[0] >= 0 else None,
         events=events, n_events=n_events, event_capacity=int(st.event_log.shape[0]),
         unit_capacity=int(st.unit_tile.shape[0]),
-        rng_events=int(st.rng_events[0]), rng_ai=int(st.rng_ai[0]))
+        rng_events=int(st.rng_events[0]))
 
 
 def state_from_position(pos: Position, tables, board):
@@ -1143,7 +1145,6 @@ def state_from_position(pos: Position, tables, board):
         st.event_log[i] = [ev.turn, EVENT_NAMES.index(ev.kind), ev.seat, ev.by, ev.city,
                            ev.a, ev.b, ev.c]
     st.rng_events[0] = np.uint64(pos.rng_events)
-    st.rng_ai[0] = np.uint64(pos.rng_ai)
     return st
 
 

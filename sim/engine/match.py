@@ -1,0 +1,156 @@
+"""One match from Python: its opening state (seeded streams, map), the whole match
+(fast path, or turn by turn with the invariant checker), the AI continuing from any
+position (scenarios), and the outcome rows of a finished match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim.engine.report import state_report
+from sim.kernels.loop import (
+    begin_match,
+    play_one_turn,
+    run_match,
+)
+from sim.kernels.loop import play_turns as _play_turns
+from sim.kernels.world.setup import setup_match
+from sim.rules import codes as R
+from sim.rules.codes import (
+    LOG_DOMINANCE,
+    TURN_FIELDS,
+    TURN_LOG_FIELDS,
+    VICTORY_NAMES,
+)
+from sim.rules.tables import Tables
+from sim.world.board import Board, make_board
+from sim.world.rng import Purpose, new_state, stream_seed
+from sim.world.state import (
+    State,
+    empty_state,
+)
+
+
+class InvariantError(AssertionError):
+    """The invariant checker found a violation during `--check`."""
+
+
+def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
+               length: str | None = None, check: bool = False,
+               personalities: list[str] | None = None):
+    """Play one match; returns (state, board, turn_log). With `check`, the invariant
+    checker runs after every turn and raises InvariantError on a violation.
+    `personalities` names each seat's AI (default: the tables' match.personalities)."""
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
+                                                    personalities)
+    tb = tables.arrays()
+    path = new_path_table(board.n_tiles)
+    if not check:
+        run_match(st, tb, board, rng_map, np.int64(n_seats), path, turn_log)
+        return st, board, turn_log
+    from sim.engine.check import check_invariants
+
+    setup_match(st, tb, board, rng_map, np.int64(n_seats))
+    begin_match(st, tb, board)
+    while not st.finished[0]:
+        play_one_turn(st, tb, board, path, turn_log)
+        problems = check_invariants(st, tables, board)
+        if problems:
+            raise InvariantError(f"seed {seed} match {match_index} turn {st.turn[0]}: "
+                                 + "; ".join(problems))
+    return st, board, turn_log
+
+
+def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
+            seed: int, match_index: int) -> dict[str, Any]:
+    """The outcome rows of one match: winner, victory, per-seat results, events, turns."""
+    report = state_report(state, tables, board)
+    events = report["events"]
+    n_seats = int(state.n_seats[0])
+    names = tables.personality_names
+    seats = []
+    for s in report["seats"]:
+        i = s["seat"]
+        mine = [e for e in events if e.get("seat") == i]
+        by_me = [e for e in events if e.get("by") == i]
+        seats.append({
+            "seat": i,
+            "personality": names[int(state.seat_personality[i])],
+            "alive": s["alive"], "rank": s["rank"], "score": s["score"],
+            **{f"{k}_points": v for k, v in s["score_terms"].items()},
+            "gold_stock": s["gold"], "cities": len(s["cities"]),
+            "population": sum(c["pop"] for c in report["cities"] if c["seat"] == i),
+            "techs": len(s["techs"]),
+            "eliminated_turn": s["eliminated_turn"],
+            "capitals_lost": sum(1 for e in mine if e["kind"] == "capital_fall"),
+            "cities_captured": sum(1 for e in by_me if e["kind"] == "capture")
+            + sum(1 for e in by_me if e["kind"] == "transfer"),
+            "observatory_queued_turn": next((e["turn"] for e in mine
+                                             if e["kind"] == "observatory_queued"), None),
+            "observatory_lost_turn": next((e["turn"] for e in mine
+                                           if e["kind"] == "observatory_lost"), None),
+            "observatory_completed_turn": next((e["turn"] for e in mine
+                                                if e["kind"] == "observatory_completed"), None),
+            "peak_dominance": int(turn_log[:, i, LOG_DOMINANCE].max()) if turn_log.size else 0,
+        })
+    end_turn = int(state.turn[0])
+    last = min(end_turn, turn_log.shape[0] - 1)
+    rows = turn_log[1: last + 1, :n_seats].tolist()
+    turns = [{"turn": t, "seat": s, **dict(zip(TURN_LOG_FIELDS, rows[t - 1][s], strict=True))}
+             for t in range(1, last + 1) for s in range(n_seats)]
+    victory = int(state.victory[0])
+    return {
+        "seed": seed, "match_index": match_index, "tables_hash": tables.hash,
+        "seats_n": n_seats, "length": int(state.last_turn[0]),
+        "winner": int(state.winner[0]) if state.winner[0] >= 0 else None,
+        "victory": VICTORY_NAMES[victory] if victory >= 0 else None,
+        "end_turn": end_turn,
+        "events_dropped": max(int(state.n_events[0]) - state.event_log.shape[0], 0),
+        "seats": seats, "events": events, "turns": turns,
+    }
+
+
+def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
+            length: str | None, personalities: list[str] | None = None,
+            ) -> tuple[State, Board, np.ndarray, np.ndarray, int]:
+    """An empty state with the match's streams (sim.world.rng: root seed, match index,
+    purpose), last turn and personalities; returns (state, board, turn_log,
+    map stream, seats). `setup_match` then draws the map on the map stream."""
+    tb = tables.arrays()
+    n_seats = n_seats or tables.model.match.seats
+    board = make_board(int(tb.radius))
+    st = empty_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
+    st.last_turn[0] = tables.match_length(length)
+    st.rng_events[0] = stream_seed(seed, match_index, Purpose.EVENTS)
+    names = tables.personality_names
+    order = personalities or tables.model.match.personalities
+    for s in range(n_seats):
+        st.seat_personality[s] = names.index(order[s % len(order)])
+    turn_log = np.zeros((int(st.last_turn[0]) + 1, 6, TURN_FIELDS), dtype=np.int64)
+    rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))
+    return st, board, turn_log, rng_map, n_seats
+
+
+
+
+def new_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
+              length: str | None = None) -> tuple[State, Board]:
+    """The opening state of match `match_index` under root `seed`, map drawn."""
+    st, board, _log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length)
+    setup_match(st, tables.arrays(), board, rng_map, np.int64(n_seats))
+    return st, board
+
+
+def new_path_table(n_tiles: int) -> np.ndarray:
+    """The AI's passable-distance table: rows filled on demand (-1 = not yet)."""
+    return np.full((n_tiles, n_tiles), -1, dtype=np.int64)
+
+
+def play_turns(state, tb, board, n: int) -> int:
+    """`play_turns n`: refused once the match is over."""
+    if state.finished[0]:
+        return R.R_FINISHED
+    _play_turns(state, tb, board, new_path_table(board.n_tiles), np.int64(n))
+    return R.OK

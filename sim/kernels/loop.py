@@ -1,0 +1,73 @@
+"""A whole match in compiled code: setup, turns played by the AI, per-turn records.
+
+`run_match` is the fast path the runner calls; `play_one_turn` is the same loop
+body, callable from Python so `sim match --check` can run the invariant
+checker between turns, and `play_turns` lets scenarios hand a position to the AI.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.ai.turn import ai_take_turn
+from sim.kernels.rules.common import scores
+from sim.kernels.rules.flow import end_turn, next_seat, open_turn
+from sim.kernels.world.setup import setup_match
+
+
+@njit
+def record_turn(st, tb, board, turn_log: np.ndarray) -> None:
+    """turn_log[turn, seat] = score terms, score, dominance counter, gold stock."""
+    t = st.turn[0]
+    if t >= turn_log.shape[0]:
+        return
+    terms, _counts, score, _rank = scores(st, tb, board)
+    for s in range(st.n_seats[0]):
+        for k in range(5):
+            turn_log[t, s, k] = terms[s, k]
+        turn_log[t, s, 5] = score[s]
+        turn_log[t, s, 6] = st.seat_dominance[s]
+        turn_log[t, s, 7] = st.seat_gold[s]
+
+
+@njit
+def begin_match(st, tb, board) -> None:
+    """Open turn 1 (the opening seat's flow runs, T12)."""
+    open_turn(st, tb, board)
+
+
+@njit
+def play_one_turn(st, tb, board, path: np.ndarray, turn_log: np.ndarray) -> None:
+    """The AI plays the active seat and every later seat of the current turn; the
+    turn is recorded after its last seat played, before the next turn opens."""
+    t = st.turn[0]
+    while not st.finished[0] and st.turn[0] == t:
+        ai_take_turn(st, tb, board, path, st.active_seat[0])
+        if st.finished[0]:
+            break
+        if next_seat(st) < 0:
+            record_turn(st, tb, board, turn_log)
+        end_turn(st, tb, board)
+    if st.finished[0]:
+        record_turn(st, tb, board, turn_log)
+
+
+@njit
+def run_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64, path: np.ndarray,
+              turn_log: np.ndarray) -> None:
+    """Set up a match on an empty state and play it to its end."""
+    setup_match(st, tb, board, rng_map, n_seats)
+    begin_match(st, tb, board)
+    while not st.finished[0]:
+        play_one_turn(st, tb, board, path, turn_log)
+
+
+@njit
+def play_turns(st, tb, board, path: np.ndarray, n: np.int64) -> None:
+    """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
+    turn_log = np.zeros((0, 1, 8), dtype=np.int64)
+    for _ in range(n):
+        if st.finished[0]:
+            return
+        play_one_turn(st, tb, board, path, turn_log)

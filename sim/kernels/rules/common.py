@@ -1,0 +1,264 @@
+"""Small `@njit` helpers shared by the rule kernels.
+
+`st` is a sim.world.state.State, `tb` a sim.rules.tables.TableArrays, `board` a
+sim.world.board.Board; all are passed in, nothing is global.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.events import (
+    log_event,
+)
+from sim.kernels.rules.territory import city_max_hp, resolve_regions, territory_and_score
+from sim.rules.codes import (
+    CONQUEST,
+    EV_ELIMINATED,
+    EV_PACT_END,
+    EV_VICTORY,
+    HUMAN_OUT,
+)
+
+
+@njit
+def max_hp(st, tb, city: np.int64) -> np.int64:
+    """Max HP of `city` at its population with its buildings (V05)."""
+    return city_max_hp(st.city_pop[city], st.city_buildings[city], tb.hp_base,
+                       tb.hp_per_population, tb.building_hp)
+
+
+@njit
+def regions(st, tb, board) -> np.ndarray:
+    """(T,) owning city per tile for the current state (T08)."""
+    return resolve_regions(board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop,
+                           st.tile_bought_by[: st.n_tiles[0]], tb.ring_radius, tb.grown_ring_radius,
+                           tb.grown_ring_population)
+
+
+@njit
+def scores(st, tb, board):
+    """(terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the current state (T10–T13)."""
+    n = st.n_seats[0]
+    _tile_city, terms, counts, score, rank = territory_and_score(
+        board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop, st.city_buildings,
+        st.tile_bought_by[: st.n_tiles[0]], st.seat_gold[:n], st.seat_alive[:n],
+        tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
+        tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+    return terms, counts, score, rank
+
+
+@njit
+def cities_held(st, seat: np.int64) -> np.int64:
+    n = 0
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            n += 1
+    return n
+
+
+@njit
+def in_pact_together(st, a: np.int64, b: np.int64) -> bool:
+    """True when `a` and `b` are members of one live pact (V07)."""
+    for p in range(st.pact_target.shape[0]):
+        if st.pact_target[p] >= 0 and st.pact_members[p, a] and st.pact_members[p, b]:
+            return True
+    return False
+
+
+@njit
+def truce_between(st, a: np.int64, b: np.int64) -> bool:
+    return a >= 0 and b >= 0 and a != b and st.truce_turns[a, b] > 0
+
+
+@njit
+def finish(st, code: np.int64, winner: np.int64) -> None:
+    """End the match with victory `code` for `winner` (V01: callers check in its order)."""
+    if st.finished[0]:
+        return
+    st.finished[0] = 1
+    st.victory[0] = code
+    st.winner[0] = winner
+    log_event(st.event_log, st.n_events, st.turn[0], EV_VICTORY, winner, -1, -1, code, 0, 0)
+
+
+@njit
+def kill_unit(st, u: np.int64) -> None:
+    t = st.unit_tile[u]
+    if t >= 0 and st.tile_unit[t] == u:
+        st.tile_unit[t] = -1
+    st.unit_tile[u] = -1
+    st.unit_hp[u] = 0
+    st.unit_moves_left[u] = 0
+
+
+@njit
+def end_pact(st, p: np.int64) -> None:
+    log_event(st.event_log, st.n_events, st.turn[0], EV_PACT_END, st.pact_target[p], -1, -1,
+              p, 0, 0)
+    st.pact_target[p] = -1
+    st.pact_turns[p] = 0
+    for s in range(st.n_seats[0]):
+        st.pact_members[p, s] = 0
+
+
+@njit
+def eliminate(st, seat: np.int64, by: np.int64, cause_row: np.int64) -> None:
+    """V02: the seat is out; its units leave the board, it owns nothing more."""
+    st.seat_alive[seat] = 0
+    st.seat_eliminated_turn[seat] = st.turn[0]
+    st.seat_capital[seat] = -1
+    st.seat_dominance[seat] = 0
+    for u in range(st.n_units[0]):
+        if st.unit_owner[u] == seat and st.unit_tile[u] >= 0:
+            kill_unit(st, u)
+    for o in range(st.n_seats[0]):
+        st.truce_turns[seat, o] = 0
+        st.truce_turns[o, seat] = 0
+    for p in range(st.pact_target.shape[0]):
+        if st.pact_target[p] == seat:
+            end_pact(st, p)
+        elif st.pact_target[p] >= 0:
+            st.pact_members[p, seat] = 0
+    log_event(st.event_log, st.n_events, st.turn[0], EV_ELIMINATED, seat, by, -1, cause_row, 0, 0)
+
+
+@njit
+def check_conquest(st, tb, board) -> None:
+    """V03, V06, V20, B6: after a command that can eliminate a seat.
+
+    One seat left: conquest. Otherwise, if the setup had human seats and none
+    is left standing: the surviving seat ranked first wins (human_out).
+    """
+    if st.finished[0]:
+        return
+    alive = 0
+    last = -1
+    humans_set = False
+    humans_alive = False
+    for s in range(st.n_seats[0]):
+        if st.seat_alive[s]:
+            alive += 1
+            last = s
+            if st.seat_human[s]:
+                humans_alive = True
+        if st.seat_human[s]:
+            humans_set = True
+    if alive == 1:
+        finish(st, CONQUEST, last)
+    elif humans_set and not humans_alive and alive > 1:
+        _terms, _counts, _score, rank = scores(st, tb, board)
+        for s in range(rank.shape[0]):
+            if rank[s] == 1:
+                finish(st, HUMAN_OUT, s)
+
+
+@njit
+def city_yields(st, tb, city: np.int64, node_yields: np.ndarray) -> np.ndarray:
+    """Normal (4,) food, production, gold, science of a city, ignoring revolt (C: Economy).
+
+    node_yields: (C, 3) from territory.node_income.
+    """
+    out = np.zeros(4, dtype=np.int64)
+    pop = st.city_pop[city]
+    for k in range(4):
+        out[k] = tb.yield_base[k] + tb.yield_per_population[k] * pop
+    for k in range(3):
+        out[k] += node_yields[city, k]
+    for b in range(tb.building_cost.shape[0]):
+        if st.city_buildings[city, b]:
+            for k in range(4):
+                out[k] += tb.building_yield[b, k]
+    return out
+
+
+@njit
+def free_tile_near(st, tb, board, tile: np.int64, seat: np.int64) -> np.int64:
+    """`tile` if no unit stands there, else the first empty passable neighbour
+    (direction order, sim.world.board) that is not another side's city; -1 if none."""
+    if st.tile_unit[tile] < 0:
+        return tile
+    for k in range(6):
+        n = board.neighbours[tile, k]
+        if n < 0 or st.tile_unit[n] >= 0 or not tb.terrain_passable[st.tile_terrain[n]]:
+            continue
+        site = st.tile_site[n]
+        if site >= 0 and st.city_owner[site] != seat:
+            continue
+        return n
+    return -1
+
+
+@njit
+def place_city(st, tb, tile: np.int64, owner: np.int64, pop: np.int64) -> np.int64:
+    """A new city on `tile` at full HP for `pop` (the next free ID; IDs are never reused).
+    A seat with no capital gets it as its capital. Returns its ID, or -1 when full."""
+    c = st.n_cities[0]
+    if c >= st.city_tile.shape[0]:
+        return -1
+    st.n_cities[0] = c + 1
+    st.city_tile[c] = tile
+    st.tile_site[tile] = c
+    st.city_owner[c] = owner
+    st.city_pop[c] = pop
+    st.city_food[c] = 0
+    st.city_production[c] = 0
+    st.city_revolt[c] = 0
+    st.city_revolt_cause[c] = 0
+    st.city_hp[c] = max_hp(st, tb, c)
+    if owner >= 0 and st.seat_capital[owner] < 0:
+        st.city_capital[c] = 1
+        st.seat_capital[owner] = c
+    return c
+
+
+@njit
+def spawn_unit(st, tb, unit_type: np.int64, owner: np.int64, tile: np.int64, hp: np.int64,
+               camp: np.int64) -> np.int64:
+    """Put a new unit on an empty `tile`; returns its ID or -1 when capacity is full."""
+    u = st.n_units[0]
+    if u >= st.unit_tile.shape[0]:
+        return -1
+    st.n_units[0] = u + 1
+    st.unit_type[u] = unit_type
+    st.unit_owner[u] = owner
+    st.unit_tile[u] = tile
+    st.unit_hp[u] = hp
+    st.unit_moves_left[u] = unit_stat_moves(tb, unit_type)
+    st.unit_camp[u] = camp
+    st.tile_unit[tile] = u
+    return u
+
+
+# Bandits have unit_type -1 and take their stats from the neutrals table; these
+# accessors keep a negative type from wrapping around a numpy index.
+@njit
+def unit_stat_attack(tb, unit_type: np.int64) -> np.int64:
+    return tb.bandit_attack if unit_type < 0 else tb.unit_attack[unit_type]
+
+
+@njit
+def unit_stat_defence(tb, unit_type: np.int64) -> np.int64:
+    return tb.bandit_defence if unit_type < 0 else tb.unit_defence[unit_type]
+
+
+@njit
+def unit_stat_hp(tb, unit_type: np.int64) -> np.int64:
+    return tb.bandit_hp if unit_type < 0 else tb.unit_hp[unit_type]
+
+
+@njit
+def unit_stat_moves(tb, unit_type: np.int64) -> np.int64:
+    return np.int64(1) if unit_type < 0 else tb.unit_moves[unit_type]
+
+
+@njit
+def unit_stat_range(tb, unit_type: np.int64) -> np.int64:
+    return np.int64(0) if unit_type < 0 else tb.unit_range[unit_type]
+
+
+@njit
+def is_military(tb, unit_type: np.int64) -> bool:
+    """Counts for upkeep and can fight: not a city founder, attack > 0."""
+    return unit_type >= 0 and not tb.unit_founds_city[unit_type] and tb.unit_attack[unit_type] > 0

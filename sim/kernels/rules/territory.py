@@ -1,0 +1,260 @@
+"""Territory and score kernels (T01–T16, B2).
+
+Every function is a pure `@njit` function of arrays and table values passed
+as arguments. Array shapes: T tiles, C city slots, S seats, B buildings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.rules.codes import (
+    BUY_IMPASSABLE,
+    BUY_IN_REGION,
+    BUY_NEUTRAL_CITY,
+    BUY_NO_GOLD,
+    BUY_NOT_A_CITY,
+    BUY_NOT_ADJACENT,
+    BUY_NOT_OWNER,
+    BUY_OK,
+)
+
+
+@njit
+def ring_radius(pop: np.int64, base_radius: np.int64, grown_radius: np.int64,
+                grown_population: np.int64) -> np.int64:
+    """Radius of a city's ring: `grown_radius` at population >= `grown_population` (T01, T03)."""
+    if pop >= grown_population:
+        return grown_radius
+    return base_radius
+
+
+@njit
+def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
+                    city_owner: np.ndarray, city_pop: np.ndarray, tile_bought_by: np.ndarray,
+                    base_radius: np.int64, grown_radius: np.int64,
+                    grown_population: np.int64) -> np.ndarray:
+    """The city that owns each tile, after T08's contest order.
+
+    distance: (T, T) hex steps (terrain ignored: T01). disc: (T, D) tiles
+    nearest first (sim.world.board). city_tile: (C,) tile or -1 for an unused slot.
+    city_owner: (C,) seat, or negative for a neutral village (no region: T06).
+    city_pop: (C,). tile_bought_by: (T,) city or -1.
+
+    Returns tile_city: (T,) owning city ID or -1. A bought tile belongs to its
+    buyer (T05, T08.1); otherwise the closest seat city whose ring covers the
+    tile (T01, T03; clipped at the edge: off-board disc entries are -1), equal
+    distance to the lower city ID (T08.2-3). Each tile has one owner (T08).
+    """
+    n_tiles = tile_bought_by.shape[0]
+    tile_city = np.full(n_tiles, -1, dtype=np.int64)
+    best = np.full(n_tiles, np.iinfo(np.int64).max, dtype=np.int64)
+    for c in range(city_tile.shape[0]):
+        home = city_tile[c]
+        if home < 0 or city_owner[c] < 0:
+            continue
+        rad = ring_radius(city_pop[c], base_radius, grown_radius, grown_population)
+        for k in range(3 * rad * (rad + 1) + 1):
+            t = disc[home, k]
+            if t < 0:
+                continue
+            d = distance[home, t]
+            # strict < keeps the lower city ID on equal distance (cities ascend)
+            if d < best[t]:
+                best[t] = d
+                tile_city[t] = c
+    for t in range(n_tiles):
+        b = tile_bought_by[t]
+        if b >= 0 and city_tile[b] >= 0:
+            tile_city[t] = b
+    return tile_city
+
+
+@njit
+def node_income(tile_city: np.ndarray, tile_node: np.ndarray, n_cities: np.int64,
+                node_yield: np.ndarray) -> np.ndarray:
+    """Per-city node yields (C, 3) by node kind (T02, T09).
+
+    tile_node: (T,) node code or -1. node_yield: (3,) yield of one node per kind.
+    A node counts once, for the city that owns its tile (T09); tiles in no
+    region (beside a neutral village: T06) yield to nobody. Revolt is applied
+    by the economy, not here (T02: the region still counts for score).
+    """
+    out = np.zeros((n_cities, 3), dtype=np.int64)
+    for t in range(tile_city.shape[0]):
+        c = tile_city[t]
+        k = tile_node[t]
+        if c >= 0 and k >= 0:
+            out[c, k] += node_yield[k]
+    return out
+
+
+@njit
+def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
+                city_pop: np.ndarray, city_buildings: np.ndarray,
+                building_score_points: np.ndarray, seat_gold: np.ndarray, w_region: np.int64,
+                w_population: np.int64, w_city: np.int64, gold_per_point: np.int64):
+    """Score terms and the raw counts behind them, per seat (T13, T14, T02, V12).
+
+    Returns (terms, counts): terms (S, 5) int64 points for region, population,
+    cities, gold, monuments; counts (S, 4) int64 region tiles, population,
+    cities, gold stock (T11 tiebreak keys). Neutral villages count for nobody
+    (V06); a revolting city counts in full for its current owner (T02, V12);
+    Monument points are whatever buildings of the seat's cities carry (T14).
+    """
+    n_seats = seat_gold.shape[0]
+    counts = np.zeros((n_seats, 4), dtype=np.int64)
+    monuments = np.zeros(n_seats, dtype=np.int64)
+    for t in range(tile_city.shape[0]):
+        c = tile_city[t]
+        if c >= 0 and city_owner[c] >= 0:
+            counts[city_owner[c], 0] += 1
+    for c in range(city_tile.shape[0]):
+        s = city_owner[c]
+        if city_tile[c] < 0 or s < 0:
+            continue
+        counts[s, 1] += city_pop[c]
+        counts[s, 2] += 1
+        for b in range(building_score_points.shape[0]):
+            if city_buildings[c, b]:
+                monuments[s] += building_score_points[b]
+    terms = np.zeros((n_seats, 5), dtype=np.int64)
+    for s in range(n_seats):
+        counts[s, 3] = seat_gold[s]
+        terms[s, 0] = counts[s, 0] * w_region
+        terms[s, 1] = counts[s, 1] * w_population
+        terms[s, 2] = counts[s, 2] * w_city
+        terms[s, 3] = max(seat_gold[s], 0) // gold_per_point  # rounds down (T13)
+        terms[s, 4] = monuments[s]
+    return terms, counts
+
+
+@njit
+def rank_seats(score: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """Rank 1..S of each seat (T11, V19): standing seats first, then score,
+    population, region tiles, gold stock (not gold points), then seat order.
+
+    score: (S,), counts: (S, 4) from `score_terms`, alive: (S,) bool.
+    """
+    n = score.shape[0]
+    rank = np.ones(n, dtype=np.int64)
+    for s in range(n):
+        for o in range(n):
+            if o != s and _ahead(o, s, score, counts, alive):
+                rank[s] += 1
+    return rank
+
+
+@njit
+def _ahead(a: np.int64, b: np.int64, score: np.ndarray, counts: np.ndarray,
+           alive: np.ndarray) -> bool:
+    if alive[a] != alive[b]:
+        return alive[a] != 0
+    if score[a] != score[b]:
+        return score[a] > score[b]
+    for k in (1, 0, 3):  # population, region tiles, gold stock
+        if counts[a, k] != counts[b, k]:
+            return counts[a, k] > counts[b, k]
+    return a < b  # fixed seat order, never who opened the turn (T12)
+
+
+@njit
+def territory_and_score(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
+                        city_owner: np.ndarray, city_pop: np.ndarray, city_buildings: np.ndarray,
+                        tile_bought_by: np.ndarray, seat_gold: np.ndarray, seat_alive: np.ndarray,
+                        building_score_points: np.ndarray, base_radius: np.int64,
+                        grown_radius: np.int64, grown_population: np.int64, w_region: np.int64,
+                        w_population: np.int64, w_city: np.int64, gold_per_point: np.int64):
+    """Regions, score terms, scores and ranks of a position in one call (T01–T16).
+
+    Returns (tile_city (T,), terms (S, 5), counts (S, 4), score (S,), rank (S,));
+    see `resolve_regions`, `score_terms` and `rank_seats`.
+    """
+    tile_city = resolve_regions(distance, disc, city_tile, city_owner, city_pop, tile_bought_by,
+                                base_radius, grown_radius, grown_population)
+    terms, counts = score_terms(tile_city, city_tile, city_owner, city_pop, city_buildings,
+                                building_score_points, seat_gold, w_region, w_population, w_city,
+                                gold_per_point)
+    n = seat_gold.shape[0]
+    score = np.zeros(n, dtype=np.int64)
+    for s in range(n):
+        for k in range(5):
+            score[s] += terms[s, k]
+    rank = rank_seats(score, counts, seat_alive)
+    return tile_city, terms, counts, score, rank
+
+
+@njit
+def bought_count(tile_bought_by: np.ndarray, city: np.int64) -> np.int64:
+    """How many tiles `city` has bought and still holds (T04 price step)."""
+    n = 0
+    for t in range(tile_bought_by.shape[0]):
+        if tile_bought_by[t] == city:
+            n += 1
+    return n
+
+
+@njit
+def tile_price(n_bought: np.int64, first: np.int64, step: np.int64) -> np.int64:
+    """Gold for a city's next tile: first + step × tiles it already bought (T04)."""
+    return first + step * n_bought
+
+
+@njit
+def buy_tile_check(city: np.int64, seat: np.int64, tile: np.int64, tile_city: np.ndarray,
+                   tile_terrain: np.ndarray, terrain_passable: np.ndarray,
+                   neighbours: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
+                   tile_bought_by: np.ndarray, seat_gold: np.ndarray, first: np.int64,
+                   step: np.int64):
+    """Whether `seat` may buy `tile` for `city`, and at what price (T04, B2).
+
+    Returns (reason, price): reason BUY_OK or a BUY_* refusal code. The tile
+    must be passable, in no region, and adjacent to this city's own region
+    (B2); the city must belong to the acting seat.
+    """
+    if city < 0 or city >= city_tile.shape[0] or city_tile[city] < 0:
+        return BUY_NOT_A_CITY, np.int64(0)
+    if city_owner[city] < 0:
+        return BUY_NEUTRAL_CITY, np.int64(0)
+    if city_owner[city] != seat:
+        return BUY_NOT_OWNER, np.int64(0)
+    price = tile_price(bought_count(tile_bought_by, city), first, step)
+    if not terrain_passable[tile_terrain[tile]]:
+        return BUY_IMPASSABLE, price
+    if tile_city[tile] >= 0:
+        return BUY_IN_REGION, price
+    adjacent = False
+    for k in range(6):
+        n = neighbours[tile, k]
+        if n >= 0 and tile_city[n] == city:
+            adjacent = True
+    if not adjacent:
+        return BUY_NOT_ADJACENT, price
+    if seat_gold[seat] < price:
+        return BUY_NO_GOLD, price
+    return BUY_OK, price
+
+
+@njit
+def city_max_hp(pop: np.int64, buildings_row: np.ndarray, hp_base: np.int64,
+                hp_per_population: np.int64, building_hp: np.ndarray) -> np.int64:
+    """Max HP of a city: base + per population × pop + building HP (Walls) (V05, C: Cities)."""
+    hp = hp_base + hp_per_population * pop
+    for b in range(building_hp.shape[0]):
+        if buildings_row[b]:
+            hp += building_hp[b]
+    return hp
+
+
+@njit
+def dominance_shares(city_tile: np.ndarray, city_owner: np.ndarray, n_seats: np.int64):
+    """Cities per seat (S,) and the total held by seats (V18: villages count in neither)."""
+    held = np.zeros(n_seats, dtype=np.int64)
+    for c in range(city_tile.shape[0]):
+        if city_tile[c] >= 0 and city_owner[c] >= 0:
+            held[city_owner[c]] += 1
+    total = np.int64(0)
+    for s in range(n_seats):
+        total += held[s]
+    return held, total

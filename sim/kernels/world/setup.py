@@ -1,0 +1,46 @@
+"""Match setup from a generated map (C: Map): capitals, starting units, villages, camps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.common import (
+    free_tile_near,
+    place_city,
+    spawn_unit,
+)
+from sim.kernels.world.mapgen import generate_map_kernel
+from sim.rules.codes import (
+    NEUTRAL,
+)
+
+
+@njit
+def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
+    """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`.
+
+    Each seat gets a capital of start_population on its start tile, start_gold,
+    and its start_units on or beside the capital. Villages become neutral
+    cities of village_population (V06, T06); camps are placed empty.
+    """
+    terrain, node, starts, villages, camps = generate_map_kernel(
+        rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
+        tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
+        tb.camps_per_seat, tb.camp_min_distance, tb.city_min_distance, tb.start_edge_margin)
+    n = terrain.shape[0]
+    for t in range(n):
+        st.tile_terrain[t] = terrain[t]
+        st.tile_node[t] = node[t]
+    for s in range(n_seats):
+        place_city(st, tb, starts[s], s, tb.start_population)  # its capital
+        st.seat_gold[s] = tb.start_gold
+        for k in range(tb.start_units.shape[0]):
+            utype = tb.start_units[k]
+            tile = free_tile_near(st, tb, board, starts[s], s)
+            if tile >= 0:
+                spawn_unit(st, tb, utype, s, tile, tb.unit_hp[utype], -1)
+    for v in range(villages.shape[0]):
+        place_city(st, tb, villages[v], NEUTRAL, tb.village_population)
+    for m in range(min(camps.shape[0], st.camp_tile.shape[0])):
+        st.camp_tile[m] = camps[m]

@@ -1,0 +1,53 @@
+"""The outcome tables a sweep writes: their column schemas, the contract between
+the runner that fills them and the analysis that reads them (pure data, no engine).
+
+docs/outcomes.md documents every column; tests check the Parquet files against
+it. Each table is written per variant under the hive layout
+`TABLE/variant=ID/part-CHUNK.parquet`, so `variant` comes from the path.
+Seat and city owners are integers: a seat index, -2 the neutral side, -3 bandits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from sim.rules.codes import SCORE_TERMS, TURN_LOG_FIELDS
+
+MATCH_KEYS = {"match_id": pl.Utf8, "match_index": pl.Int64}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "matches": {
+        **MATCH_KEYS, "seed": pl.Int64, "seats": pl.Int64, "length": pl.Int64,
+        "personalities": pl.Utf8, "tables_hash": pl.Utf8, "winner": pl.Int64,
+        "victory": pl.Utf8, "end_turn": pl.Int64, "events_dropped": pl.Int64,
+        "replay": pl.Utf8,
+    },
+    "seats": {
+        **MATCH_KEYS, "seat": pl.Int64, "personality": pl.Utf8, "winner": pl.Boolean,
+        "alive": pl.Boolean, "rank": pl.Int64, "score": pl.Int64,
+        **{f"{term}_points": pl.Int64 for term in SCORE_TERMS},
+        "gold_stock": pl.Int64, "cities": pl.Int64,
+        "population": pl.Int64, "techs": pl.Int64, "eliminated_turn": pl.Int64,
+        "capitals_lost": pl.Int64, "cities_captured": pl.Int64,
+        "observatory_queued_turn": pl.Int64, "observatory_lost_turn": pl.Int64,
+        "observatory_completed_turn": pl.Int64, "peak_dominance": pl.Int64,
+    },
+    "events": {
+        **MATCH_KEYS, "event": pl.Int64, "turn": pl.Int64, "kind": pl.Utf8, "seat": pl.Int64,
+        "by": pl.Int64, "city": pl.Int64, "cause": pl.Int64, "value": pl.Int64,
+        "detail": pl.Utf8,
+    },
+    "turns": {
+        **MATCH_KEYS, "turn": pl.Int64, "seat": pl.Int64,
+        **{name: pl.Int64 for name in TURN_LOG_FIELDS},
+    },
+    "errors": {
+        **MATCH_KEYS, "seed": pl.Int64, "message": pl.Utf8, "replay": pl.Utf8,
+    },
+}
+TABLES = tuple(SCHEMAS)
+SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
+             "events": ["match_index", "event"], "turns": ["match_index", "turn", "seat"],
+             "errors": ["match_index"]}

@@ -1,0 +1,141 @@
+"""Every code of the workbench, written once.
+
+Kernels, the engine, the runner, the outcome schemas, the analysis and the report
+all read their integer codes and names from here. A name tuple is the source and
+the integer constants unpack it, so a code and its name cannot drift apart: the
+code of a name is its position in the tuple.
+
+None of these are balance values (those live in `tables/*.toml` and reach kernels
+as arguments); they are enumerations, sentinels and fixed array capacities.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- owners and sentinels
+NONE = -1      # no city, no unit, empty slot, "not set" everywhere
+NEUTRAL = -2   # city_owner of a neutral village (V06, T06)
+BANDIT = -3    # unit_owner of a bandit (V06)
+OWNER_NAMES = {NEUTRAL: "neutral", BANDIT: "bandit"}  # seats are named by their index
+FAR = 1 << 20  # a distance or utility beyond any real one (sentinel for minima/maxima)
+
+# ---------------------------------------------------------------- capacities
+MAX_SEATS = 6       # seat slots of the state record (RULES.md C: 2–6 seats)
+MAX_TILES = 2791    # a board of radius 30, the largest the tables and scenarios allow
+MAX_DISC_RADIUS = 5  # the per-tile disc table holds tiles within this many steps
+QUEUE_SLOTS = 8     # production queue slots per city
+
+# ---------------------------------------------------------------- the board
+TERRAINS = ("plains", "forest", "hills", "mountain", "water")
+PLAINS, FOREST, HILLS, MOUNTAIN, WATER = range(len(TERRAINS))
+NODE_KINDS = ("food", "production", "gold")
+FOOD, PRODUCTION, GOLD = range(len(NODE_KINDS))
+# a city's yields: the three node kinds, then science (index 3)
+YIELDS = (*NODE_KINDS, "science")
+SCIENCE = YIELDS.index("science")
+
+# ---------------------------------------------------------------- victory (V01 order)
+# V01 precedence is ascending code order: conquest beats science beats dominance ...
+VICTORY_NAMES = ("conquest", "science", "dominance", "turn_limit", "human_out")
+CONQUEST, SCIENCE_WIN, DOMINANCE, TURN_LIMIT, HUMAN_OUT = range(len(VICTORY_NAMES))
+
+# ---------------------------------------------------------------- revolt causes (V11, V14)
+REVOLT_CAUSES = (None, "transfer", "unrest")
+REVOLT_NONE, REVOLT_TRANSFER, REVOLT_UNREST = range(len(REVOLT_CAUSES))
+
+# ---------------------------------------------------------------- event cards (V14)
+CARD_KINDS = ("nothing", "public_unrest", "gold", "food", "science")
+CARD_NOTHING, CARD_PUBLIC_UNREST, CARD_GOLD, CARD_FOOD, CARD_SCIENCE = range(len(CARD_KINDS))
+
+# ---------------------------------------------------------------- AI personality weights
+PERSONALITY_WEIGHTS = ("expansion", "military", "science", "economy")
+W_EXPANSION, W_MILITARY, W_SCIENCE, W_ECONOMY = range(len(PERSONALITY_WEIGHTS))
+
+# ---------------------------------------------------------------- score terms (T13)
+SCORE_TERMS = ("region", "population", "cities", "gold", "monuments")
+TERM_REGION, TERM_POPULATION, TERM_CITIES, TERM_GOLD, TERM_MONUMENTS = range(len(SCORE_TERMS))
+# tile, population, city and monument counts behind the terms (sim.kernels territory)
+SCORE_COUNTS = ("region_tiles", "population", "cities", "monuments")
+
+# ---------------------------------------------------------------- the per-turn record
+# turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter and
+# the gold stock, recorded after the turn's last seat played
+TURN_LOG_FIELDS = (*SCORE_TERMS, "score", "dominance", "gold_stock")
+TURN_FIELDS = len(TURN_LOG_FIELDS)
+LOG_SCORE = TURN_LOG_FIELDS.index("score")
+LOG_DOMINANCE = TURN_LOG_FIELDS.index("dominance")
+LOG_GOLD_STOCK = TURN_LOG_FIELDS.index("gold_stock")
+
+# ---------------------------------------------------------------- the event log
+# Each event is one int64 row of these fields; what a, b and c hold depends on the kind.
+EVENT_COLUMNS = ("turn", "kind", "seat", "by", "city", "a", "b", "c")
+EVENT_FIELDS = len(EVENT_COLUMNS)
+# kind: what seat / by / city / a / b hold
+EVENT_KINDS = {
+    "capture": "seat=old owner (-2 village), by=capturer, city, a=unit",
+    "capital_fall": "seat=old owner, by=capturer, city=fallen capital, a=new capital or -1",
+    "transfer": "seat=old owner, by=capturer, city, a=row of the capital_fall",
+    "kept": "seat=old owner, city kept beyond the radius, a=row of the capital_fall",
+    "eliminated": "seat, by, a=row of the cause event",
+    "revolt_start": "seat=owner, city, a=turns, b=revolt cause code",
+    "revolt_end": "seat=owner, city, b=revolt cause code",
+    "observatory_queued": "seat, city",
+    "observatory_lost": "seat=old owner, by, city",
+    "victory": "seat=winner, a=victory code",
+    "truce": "seat=buyer, by=other seat, a=turns, b=price",
+    "pact": "seat=target, a=pact slot",
+    "unrest": "seat, city, a=turns",
+    "found": "seat, city",
+    "tile_bought": "seat, city, a=tile, b=price",
+    "camp_cleared": "seat, a=camp, b=gold",
+    "built": "seat, city, a=item code",
+    "observatory_completed": "seat, city",
+    "pact_end": "seat=target, a=pact slot",
+    "unit_disbanded": "seat, a=unit",
+}
+EVENT_NAMES = tuple(EVENT_KINDS)
+(EV_CAPTURE, EV_CAPITAL_FALL, EV_TRANSFER, EV_KEPT, EV_ELIMINATED, EV_REVOLT_START,
+ EV_REVOLT_END, EV_OBSERVATORY_QUEUED, EV_OBSERVATORY_LOST, EV_VICTORY, EV_TRUCE, EV_PACT,
+ EV_UNREST, EV_FOUND, EV_TILE_BOUGHT, EV_CAMP_CLEARED, EV_BUILT, EV_OBSERVATORY_COMPLETED,
+ EV_PACT_END, EV_UNIT_DISBANDED) = range(len(EVENT_NAMES))
+
+# ---------------------------------------------------------------- commands (SCENARIOS.md)
+# scenario `do` names with a kernel command code; `play_turns` is handled in Python
+COMMAND_NAMES = ("move", "attack", "enter", "found", "buy_tile", "queue", "rush", "repair",
+                 "research", "truce", "end_turn", "set_seat")
+(C_MOVE, C_ATTACK, C_ENTER, C_FOUND, C_BUY_TILE, C_QUEUE, C_RUSH, C_REPAIR, C_RESEARCH,
+ C_TRUCE, C_END_TURN, C_SET_SEAT) = range(len(COMMAND_NAMES))
+
+# ---------------------------------------------------------------- combat targets (T16)
+TARGET_KINDS = ("none", "unit", "city")
+TARGET_NONE, TARGET_UNIT, TARGET_CITY = range(len(TARGET_KINDS))
+
+# ---------------------------------------------------------------- why a command was refused
+# Kernels return these integers; the words a designer reads are in
+# sim.engine.commands.REASON_TEXT (a test checks every reason has its words).
+REASONS = (
+    "ok", "finished", "no_unit", "not_your_unit", "no_moves", "cannot_attack",
+    "out_of_range", "no_target", "attack_own", "truce", "pact", "city_at_zero", "no_city",
+    "not_your_city", "city_has_hp", "not_adjacent", "not_melee", "impassable", "occupied",
+    "foreign_city", "no_path", "not_settler", "too_close", "in_region", "quota", "capacity",
+    "buy_neutral", "buy_in_region", "buy_not_adjacent", "no_gold", "queue_full",
+    "tech_missing", "already_built", "already_queued", "one_per_empire", "settler_pop",
+    "queue_empty", "not_rushable", "nothing_to_rush", "hp_range", "tech_known", "prereq",
+    "no_science", "bad_seat", "seat_out", "truce_exists", "bad_item",
+)
+(OK, R_FINISHED, R_NO_UNIT, R_NOT_YOUR_UNIT, R_NO_MOVES, R_CANNOT_ATTACK, R_OUT_OF_RANGE,
+ R_NO_TARGET, R_ATTACK_OWN, R_TRUCE, R_PACT, R_CITY_AT_ZERO, R_NO_CITY, R_NOT_YOUR_CITY,
+ R_CITY_HAS_HP, R_NOT_ADJACENT, R_NOT_MELEE, R_IMPASSABLE, R_OCCUPIED, R_FOREIGN_CITY,
+ R_NO_PATH, R_NOT_SETTLER, R_TOO_CLOSE, R_IN_REGION, R_QUOTA, R_CAPACITY, R_BUY_NEUTRAL,
+ R_BUY_IN_REGION, R_BUY_NOT_ADJACENT, R_NO_GOLD, R_QUEUE_FULL, R_TECH_MISSING,
+ R_ALREADY_BUILT, R_ALREADY_QUEUED, R_ONE_PER_EMPIRE, R_SETTLER_POP, R_QUEUE_EMPTY,
+ R_NOT_RUSHABLE, R_NOTHING_TO_RUSH, R_HP_RANGE, R_TECH_KNOWN, R_PREREQ, R_NO_SCIENCE,
+ R_BAD_SEAT, R_SEAT_OUT, R_TRUCE_EXISTS, R_BAD_ITEM) = range(len(REASONS))
+
+# the tile-purchase check (T04, B2) answers one of these; BUY_REASON maps each to the
+# command's refusal reason
+BUY_CHECKS = ("ok", "not_a_city", "neutral_city", "not_owner", "impassable", "in_region",
+              "not_adjacent", "no_gold")
+(BUY_OK, BUY_NOT_A_CITY, BUY_NEUTRAL_CITY, BUY_NOT_OWNER, BUY_IMPASSABLE, BUY_IN_REGION,
+ BUY_NOT_ADJACENT, BUY_NO_GOLD) = range(len(BUY_CHECKS))
+BUY_REASON = (OK, R_NO_CITY, R_BUY_NEUTRAL, R_NOT_YOUR_CITY, R_IMPASSABLE, R_BUY_IN_REGION,
+              R_BUY_NOT_ADJACENT, R_NO_GOLD)

@@ -1,0 +1,233 @@
+"""Benchmarks: each prints what it measured in one run (timing targets live here,
+never in tests)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.territory import territory_and_score
+from sim.rules.tables import load_tables
+from sim.world.board import make_board
+
+
+@njit
+def _territory_batch(distance, disc, sites, owner, pop, buildings, bought, gold, alive, points,
+                     base_radius, grown_radius, grown_population, w_region, w_population, w_city,
+                     gold_per_point):
+    """Resolve every position of a batch (rows of the 2-D inputs) inside compiled code,
+    as the match loop does, so the timing is the kernel's and not Python's call overhead."""
+    checksum = 0
+    for i in range(sites.shape[0]):
+        _tc, _terms, _counts, score, rank = territory_and_score(
+            distance, disc, sites[i], owner[i], pop[i], buildings[i], bought[i], gold[i], alive,
+            points, base_radius, grown_radius, grown_population, w_region, w_population, w_city,
+            gold_per_point)
+        checksum += score[0] + rank[0]
+    return checksum
+
+
+def territory_positions(n_positions: int, seed: int = 7, radius: int = 9, n_seats: int = 4,
+                        n_cities: int = 24):
+    """Random positions: cities at least 3 apart (24 do not fit 4 apart on radius 9),
+    random populations 1–5, a few Monuments and bought tiles, random gold."""
+    rng = np.random.default_rng(seed)
+    board = make_board(radius)
+    out = []
+    for _ in range(n_positions):
+        sites: list[int] = []
+        for t in rng.permutation(board.n_tiles):
+            if all(board.distance[t, s] >= 3 for s in sites):
+                sites.append(int(t))
+            if len(sites) == n_cities:
+                break
+        owner = rng.integers(0, n_seats, len(sites))
+        owner[rng.random(len(sites)) < 0.1] = -2  # some neutral villages
+        pop = rng.integers(1, 6, len(sites))
+        monument = rng.random(len(sites)) < 0.1
+        bought = np.full(board.n_tiles, -1, dtype=np.int64)
+        for t in rng.choice(board.n_tiles, 12, replace=False):
+            c = int(rng.integers(0, len(sites)))
+            if owner[c] >= 0 and t not in sites:
+                bought[t] = c
+        gold = rng.integers(0, 200, n_seats)
+        out.append((np.array(sites, dtype=np.int64), owner.astype(np.int64),
+                    pop.astype(np.int64), monument, bought, gold.astype(np.int64)))
+    return board, out
+
+
+def _territory_inputs(n_positions: int):
+    """(board, tables record, per-position kernel inputs) of the benchmark positions."""
+    tables = load_tables()
+    tb = tables.arrays()
+    board, positions = territory_positions(n_positions)
+    monument = tables.building_names.index("monument")
+    n_b = len(tables.building_names)
+    inputs = []
+    for sites, owner, pop, mon, bought, gold in positions:
+        buildings = np.zeros((len(sites), n_b), dtype=np.uint8)
+        buildings[mon, monument] = 1
+        inputs.append((sites, owner, pop, buildings, bought, gold))
+    return board, tb, inputs
+
+
+def _call_territory(board, tb, inp) -> None:
+    sites, owner, pop, buildings, bought, gold = inp
+    territory_and_score(board.distance, board.disc, sites, owner, pop, buildings, bought, gold,
+                        np.ones(4, dtype=np.uint8), tb.building_score_points, tb.ring_radius,
+                        tb.grown_ring_radius, tb.grown_ring_population, tb.w_region,
+                        tb.w_population, tb.w_city, tb.gold_per_point)
+
+
+def interpreted_territory_seconds(n_positions: int) -> float:
+    """Seconds for one call per position; run with NUMBA_DISABLE_JIT=1 this is the same
+    kernel body executed by the Python interpreter, the plain baseline of the ratio."""
+    board, tb, inputs = _territory_inputs(n_positions)
+    t0 = time.perf_counter()
+    for inp in inputs:
+        _call_territory(board, tb, inp)
+    return time.perf_counter() - t0
+
+
+_INTERPRETED = ("from sim.runner.bench import interpreted_territory_seconds as f; "
+                "print(f({n}))")
+
+
+def bench_territory(n_positions: int = 200) -> dict:
+    """The territory-and-score kernel (T01–T13) compiled, against the same function body
+    run by the Python interpreter (a subprocess with NUMBA_DISABLE_JIT=1)."""
+    board, tb, inputs = _territory_inputs(n_positions)
+    batch = [np.stack([inp[k] for inp in inputs]) for k in range(6)]
+    args = (board.distance, board.disc, *batch, np.ones(4, dtype=np.uint8),
+            tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
+            tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+    _call_territory(board, tb, inputs[0])  # compile (or load from cache) outside the timing
+    _territory_batch(*args)
+    t0 = time.perf_counter()
+    for inp in inputs:
+        _call_territory(board, tb, inp)
+    call_s = time.perf_counter() - t0
+    kernel_s = float("inf")
+    for _ in range(5):  # best of 5: the kernel's own cost, least disturbed by the machine
+        t0 = time.perf_counter()
+        _territory_batch(*args)
+        kernel_s = min(kernel_s, time.perf_counter() - t0)
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    out = subprocess.run([sys.executable, "-c", _INTERPRETED.format(n=n_positions)], env=env,
+                         capture_output=True, text=True, check=True)
+    reference_s = float(out.stdout.strip().splitlines()[-1])
+    kernel_us = kernel_s / n_positions * 1e6
+    reference_us = reference_s / n_positions * 1e6
+    return {"positions": n_positions, "kernel_us": round(kernel_us, 2),
+            "reference_us": round(reference_us, 2), "ratio": round(reference_us / kernel_us, 1),
+            "kernel_call_us": round(call_s / n_positions * 1e6, 2),
+            "call_ratio": round(reference_us / (call_s / n_positions * 1e6), 1),
+            "note": "kernel_us: inside compiled code as the match loop calls it; "
+                    "kernel_call_us: one call from Python, dispatch included; "
+                    "reference_us: the same function run by the interpreter "
+                    "(NUMBA_DISABLE_JIT=1)"}
+
+
+_FIRST_MATCH = ("import time; t0 = time.perf_counter(); "
+                "from sim.rules.tables import load_tables; "
+                "from sim.engine.match import play_match; "
+                "play_match(load_tables(), 1); print(time.perf_counter() - t0)")
+
+
+def _first_match_seconds(cache_dir: str) -> float:
+    env = {**os.environ, "SIM_CACHE_DIR": cache_dir}
+    out = subprocess.run([sys.executable, "-c", _FIRST_MATCH], env=env, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_match(n_matches: int = 300, seed: int = 20260101) -> dict:
+    """Standard matches (4 seats, 100 turns, default tables) played one after another on
+    one core; plus the time to the first match result in a fresh process with an
+    empty numba cache (cold) and with the cache filled (warm)."""
+    from sim.engine.match import play_match
+
+    with tempfile.TemporaryDirectory() as cache:
+        cold = _first_match_seconds(cache)
+        warm = _first_match_seconds(cache)
+    tables = load_tables()
+    play_match(tables, seed)  # compile or load outside the timing
+    turns = 0
+    t0 = time.perf_counter()
+    for i in range(n_matches):
+        st, _board, _log = play_match(tables, seed, i)
+        turns += int(st.turn[0])
+    seconds = time.perf_counter() - t0
+    return {"matches": n_matches, "seconds": round(seconds, 3),
+            "matches_per_s": round(n_matches / seconds, 1),
+            "turns_per_s": round(turns / seconds, 1),
+            "mean_turns": round(turns / n_matches, 1),
+            "cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}
+
+
+_SWEEP_EXPERIMENT = """
+name = "bench-sweep"
+root_seed = 4242
+matches = {matches}
+seats = 4
+length = "standard"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = {chunk}
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "gold-3"
+set = {{ "score.gold_per_point" = 3 }}
+"""
+
+
+def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
+                single_worker_matches: int = 500) -> dict:
+    """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
+    writing Parquet; its rate against one worker on a smaller sweep gives the parallel
+    efficiency. The parent's peak memory shows the runner holds no rows."""
+    import resource
+
+    from sim.runner.experiments import load_experiment
+    from sim.runner.sweep import run_sweep
+
+    def run(n: int, workers: int, root: Path) -> dict:
+        chunk = max(25, min(250, n // (4 * workers)))
+        path = root / f"bench-{n}-{workers}.toml"
+        path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
+        experiment = load_experiment(path)
+        t0 = time.perf_counter()
+        result = run_sweep(experiment, root / f"run-{n}-{workers}", jobs=workers,
+                           progress=False)
+        result["wall_s"] = time.perf_counter() - t0
+        return result
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        # compile or load the engine in the parent (jobs=1 runs in-process) and in the
+        # workers before any timing
+        run(10, 1, root)
+        run(20, jobs, root)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        many = run(matches_per_variant, jobs, root)
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        one = run(single_worker_matches, 1, root)
+        parquet_mb = sum(p.stat().st_size for p in root.rglob("*.parquet")) / 1e6
+    rate_one = one["matches"] / one["wall_s"]
+    rate_many = many["matches"] / many["wall_s"]
+    return {"matches": many["matches"], "jobs": jobs, "wall_s": round(many["wall_s"], 2),
+            "matches_per_s": round(rate_many, 1),
+            "single_worker_matches_per_s": round(rate_one, 1),
+            "parallel_efficiency": round(rate_many / (jobs * rate_one), 3),
+            "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
+            "parent_peak_rss_mb_before": round(rss_before / 1024, 1),
+            "parent_peak_rss_mb_after": round(rss_after / 1024, 1)}

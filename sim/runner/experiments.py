@@ -1,0 +1,219 @@
+"""Experiment files: a sweep over balance variants, expanded into frozen run specs.
+
+An experiment (`experiments/*.toml`) names base tables, variants (named
+dotted-key overrides) and grids (axes whose every combination is a variant),
+the matches per variant, the root seed, seats, match length and the AI
+personality of each seat. `expand` is a pure function from the parsed file to
+`Variant`s and `ChunkSpec`s; nothing runs here.
+
+Match i of every variant uses the same streams (root seed, i): variants are
+compared on identical maps and draws (common random numbers). Personalities
+rotate with i (seat s of match i plays personalities[(s + i) % n]) so over
+any n consecutive matches every personality sits in every seat once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim.rules.tables import REPO_ROOT, TablesError, load_tables
+from sim.rules.tomlpos import key_lines, line_of
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class VariantSpec(_M):
+    name: str
+    set: dict[str, Any] = {}
+    description: str = ""
+
+
+class GridSpec(_M):
+    name: str
+    axes: Annotated[dict[str, Annotated[list[Any], Field(min_length=1)]], Field(min_length=1)]
+    set: dict[str, Any] = {}
+
+
+class ExperimentSpec(_M):
+    name: str
+    description: str = ""
+    tables: str = "tables/default.toml"
+    root_seed: Annotated[int, Field(ge=0)]
+    matches: Annotated[int, Field(ge=1, le=10_000_000)]
+    seats: Annotated[int, Field(ge=2, le=6)] | None = None
+    length: str | None = None
+    personalities: list[str] | None = None
+    rotate_personalities: bool = True
+    chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
+    baseline: str | None = None
+    variants: list[VariantSpec] = []
+    grids: list[GridSpec] = []
+
+
+class ExperimentError(Exception):
+    """A malformed experiment: one message naming file, line and key."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One resolved variant: a stable ID, its overrides and its tables hash."""
+
+    id: str
+    overrides: dict[str, Any]
+    tables_hash: str
+    resolved: dict[str, Any] = field(repr=False, compare=False, hash=False,
+                                     default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """Matches [start, stop) of one variant: the unit of parallel work and of resume."""
+
+    variant: str
+    chunk: int
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class Experiment:
+    path: str
+    spec: ExperimentSpec
+    tables_path: str
+    variants: tuple[Variant, ...]
+    text_hash: str
+
+    @property
+    def seats(self) -> int:
+        return self.spec.seats or self.base_seats
+
+    base_seats: int = 4
+
+    def chunks(self, chunk_size: int | None = None) -> list[ChunkSpec]:
+        size = chunk_size or self.spec.chunk_size
+        return [ChunkSpec(v.id, k, start, min(start + size, self.spec.matches))
+                for v in self.variants
+                for k, start in enumerate(range(0, self.spec.matches, size))]
+
+    def personalities_for(self, match_index: int) -> list[str]:
+        base = self.spec.personalities or []
+        if not base:
+            return []
+        n = self.seats
+        shift = match_index if self.spec.rotate_personalities else 0
+        return [base[(s + shift) % len(base)] for s in range(n)]
+
+    def variant(self, variant_id: str) -> Variant:
+        return next(v for v in self.variants if v.id == variant_id)
+
+    @property
+    def baseline(self) -> str:
+        return self.spec.baseline or self.variants[0].id
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]", "", str(value).replace("/", "-")) or "x"
+
+
+def grid_variants(grid: GridSpec) -> list[VariantSpec]:
+    """One variant per combination of the axes, in axis order; named grid.key-value."""
+    keys = list(grid.axes)
+    out = []
+    for values in itertools.product(*(grid.axes[k] for k in keys)):
+        label = "_".join(f"{k.split('.')[-1]}-{_slug(v)}" for k, v in zip(keys, values,
+                                                                             strict=True))
+        out.append(VariantSpec(name=f"{grid.name}.{label}",
+                               set={**grid.set, **dict(zip(keys, values, strict=True))}))
+    return out
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Parse, validate and expand an experiment file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{path}: not valid TOML: {exc}") from None
+    lines = key_lines(text)
+    try:
+        spec = ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
+        line = line_of(lines, loc)
+        where = f"{path}:{line}" if line else str(path)
+        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
+        raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}") from None
+    return expand(spec, path, text, lines)
+
+
+def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
+    candidate = Path(spec.tables)
+    if candidate.is_absolute():
+        return candidate
+    beside = path.parent / candidate
+    return beside if beside.exists() else REPO_ROOT / candidate
+
+
+def expand(spec: ExperimentSpec, path: Path, text: str = "",
+           lines: dict[tuple, int] | None = None) -> Experiment:
+    """The variants of an experiment with IDs and hashes (pure: no matches run)."""
+    lines = lines or {}
+
+    def fail(loc: tuple, reason: str) -> None:
+        line = line_of(lines, loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}")
+
+    tables_path = _resolve_tables_path(spec, path)
+    try:
+        base = load_tables(tables_path)
+    except TablesError as exc:
+        fail(("tables",), exc.errors[0])
+    if spec.length is not None and spec.length not in base.model.match.lengths:
+        fail(("length",), f"unknown length {spec.length!r}; presets: "
+             f"{', '.join(base.model.match.lengths)}")
+    for i, name in enumerate(spec.personalities or []):
+        if name not in base.model.ai.personalities:
+            fail(("personalities", i), f"unknown personality {name!r}")
+    specs: list[tuple[tuple, VariantSpec]] = [(("variants", i), v)
+                                              for i, v in enumerate(spec.variants)]
+    for g, grid in enumerate(spec.grids):
+        specs += [(("grids", g), v) for v in grid_variants(grid)]
+    if not specs:
+        specs = [(("variants",), VariantSpec(name="baseline"))]
+    variants: list[Variant] = []
+    seen: set[str] = set()
+    for loc, v in specs:
+        if not _ID.match(v.name):
+            fail((*loc, "name"), f"variant name {v.name!r}: letters, digits, _ . - only")
+        if v.name in seen:
+            fail((*loc, "name"), f"two variants are named {v.name!r}")
+        seen.add(v.name)
+        try:
+            tables = base.with_overrides(v.set, source=f"{path}: variant {v.name}") \
+                if v.set else base
+        except TablesError as exc:
+            fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data))
+    if spec.baseline is not None and spec.baseline not in seen:
+        fail(("baseline",), f"no variant named {spec.baseline!r}")
+    return Experiment(str(path), spec, str(tables_path), tuple(variants),
+                      hashlib.sha256(text.encode()).hexdigest()[:16],
+                      base_seats=base.model.match.seats)
