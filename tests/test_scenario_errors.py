@@ -56,6 +56,10 @@ CASES: dict[str, tuple[tuple[str, ...], str | None]] = {
     "unknown_tech.toml": (("seats.0.techs",), 'techs = ["law", "alchemy"]'),
     "dominance_counter_at_threshold.toml": (("seats.0.dominance_counter",),
                                             "dominance_counter = 8"),
+    # every integer has a bound that keeps the engine's int64 arithmetic safe
+    "gold_overflows_int64.toml": (("seats.0.gold",), "gold = 9223372036854775808"),
+    "turn_too_large.toml": (("turn",), "turn = 9223372036854775807"),
+    "truce_turns_too_large.toml": (("truces.0.turns",), "turns = 100000000000"),
     "unit_on_mountain.toml": (("units.0.at",),
                               '[[units]]\nseat = 0\ntype = "warrior"\nat = [1, 0]'),
 }

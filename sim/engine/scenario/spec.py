@@ -21,8 +21,17 @@ from sim.world.state import (
     State,
 )
 
-Coord = Annotated[list[int], Field(min_length=2, max_length=2)]
-Count = Annotated[int, Field(ge=0)]
+# Every integer has a bound, so nothing a file says can overflow the engine's int64
+# arithmetic (prices times counts, stocks plus incomes over thousands of turns).
+AMOUNT_MAX = 10**9        # a stock, store, HP or count
+TURNS_MAX = 10_000        # a turn number or a duration in turns (the tables' own bound)
+INDEX_MAX = 100_000       # an ID or a seat index (far above every capacity)
+SEED_MAX = 2**63 - 1      # seeds are stored as Int64 in the outcome tables
+
+Coord = Annotated[list[Annotated[int, Field(ge=-100, le=100)]], Field(min_length=2, max_length=2)]
+Count = Annotated[int, Field(ge=0, le=AMOUNT_MAX)]
+Turns = Annotated[int, Field(ge=1, le=TURNS_MAX)]
+Index = Annotated[int, Field(ge=0, le=INDEX_MAX)]
 
 
 class _M(BaseModel):
@@ -42,7 +51,7 @@ class BoardSpec(_M):
 
 
 class SeatSpec(_M):
-    gold: int | None = None
+    gold: Count | None = None
     science: Count = 0
     techs: list[str] = []
     dominance_counter: Count = 0
@@ -51,9 +60,9 @@ class SeatSpec(_M):
 
 
 class CitySpec(_M):
-    seat: int | Literal["neutral"]
+    seat: Index | Literal["neutral"]
     at: Coord
-    pop: Annotated[int, Field(ge=1)] | None = None
+    pop: Annotated[int, Field(ge=1, le=AMOUNT_MAX)] | None = None
     hp: Count | None = None
     capital: bool | None = None
     buildings: list[str] = []
@@ -66,22 +75,22 @@ class CitySpec(_M):
 
 
 class UnitSpec(_M):
-    seat: int | Literal["bandit"]
+    seat: Index | Literal["bandit"]
     type: str
     at: Coord
-    hp: Annotated[int, Field(ge=1)] | None = None
+    hp: Annotated[int, Field(ge=1, le=AMOUNT_MAX)] | None = None
     moves_left: Count | None = None
 
 
 class TruceSpec(_M):
-    seats: Annotated[list[int], Field(min_length=2, max_length=2)]
-    turns: Annotated[int, Field(ge=1)]
+    seats: Annotated[list[Index], Field(min_length=2, max_length=2)]
+    turns: Turns
 
 
 class PactSpec(_M):
-    members: Annotated[list[int], Field(min_length=1)]
-    target: int
-    turns: Annotated[int, Field(ge=1)]
+    members: Annotated[list[Index], Field(min_length=1)]
+    target: Index
+    turns: Turns
 
 
 class CampSpec(_M):
@@ -90,26 +99,26 @@ class CampSpec(_M):
 
 class CommandSpec(_M):
     do: str
-    unit: int | None = None
+    unit: Index | None = None
     to: Coord | None = None
     target: Coord | None = None
-    city: int | None = None
+    city: Index | None = None
     at: Coord | None = None
     item: str | None = None
-    hp: int | None = None
+    hp: Annotated[int, Field(ge=-AMOUNT_MAX, le=AMOUNT_MAX)] | None = None
     tech: str | None = None
-    with_: int | None = Field(default=None, alias="with")
-    n: Annotated[int, Field(ge=0)] | None = None
-    seat: int | None = None
+    with_: Index | None = Field(default=None, alias="with")
+    n: Annotated[int, Field(ge=0, le=TURNS_MAX)] | None = None
+    seat: Index | None = None
 
 
 class ScenarioSpec(_M):
     name: str = ""
     description: str = ""
-    seed: Annotated[int, Field(ge=0)] = 0
-    turn: Annotated[int, Field(ge=1)] = 1
-    active_seat: Count = 0
-    match_length: Annotated[int, Field(ge=1)] | None = None
+    seed: Annotated[int, Field(ge=0, le=SEED_MAX)] = 0
+    turn: Turns = 1
+    active_seat: Index = 0
+    match_length: Turns | None = None
     overrides: dict[str, Any] = {}
     board: BoardSpec
     seats: Annotated[list[SeatSpec], Field(min_length=1, max_length=6)]
