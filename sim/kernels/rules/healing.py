@@ -1,0 +1,46 @@
+"""Healing (RULES.md D3): a damaged unit that neither moved nor attacked during its
+seat's previous turn heals at its seat's flow.
+
+It heals heal_in_city HP in one of its seat's cities, heal_in_region in its seat's
+region, heal_elsewhere anywhere else, never above its max HP. "Neither moved nor
+attacked" is read from the moves it has left when its seat's flow opens: moving
+spends moves and attacking ends them, so a unit still holding all its moves stood
+still.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.common import regions, unit_stat_hp, unit_stat_moves
+from sim.world.board import Board
+from sim.world.state import State
+
+TableArrays = np.record
+
+
+@njit
+def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+    """D3: heal the seat's idle damaged units (before its moves are reset)."""
+    tile_city = np.empty(0, dtype=np.int64)
+    for u in range(st.n_units[0]):
+        t = st.unit_tile[u]
+        if t < 0 or st.unit_owner[u] != seat:
+            continue
+        utype = st.unit_type[u]
+        full = unit_stat_hp(tb, utype)
+        if st.unit_hp[u] >= full or st.unit_moves_left[u] < unit_stat_moves(tb, utype):
+            continue
+        site = st.tile_site[t]
+        if site >= 0 and st.city_owner[site] == seat:
+            gain = tb.heal_in_city
+        else:
+            if tile_city.shape[0] == 0:
+                tile_city = regions(st, tb, board)  # once per flow, only when needed
+            owner_city = tile_city[t]
+            if owner_city >= 0 and st.city_owner[owner_city] == seat:
+                gain = tb.heal_in_region
+            else:
+                gain = tb.heal_elsewhere
+        st.unit_hp[u] = min(st.unit_hp[u] + gain, full)
