@@ -21,6 +21,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check sim tests tools
 	$(BIN)/pytest -q
+	NUMBA_DISABLE_JIT=1 $(BIN)/pytest -q -m nojit
 
 lint: $(STAMP)
 	$(BIN)/ruff check sim tests tools

@@ -481,6 +481,7 @@ def _check_combat(case: Case) -> None:
     _agree(case, want, state, board)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(combat_cases())
 def test_t16_v07_v11_combat_matches_reference(case):
@@ -559,6 +560,7 @@ def _check_enter(case: Case) -> None:
     _agree(case, want, state, board)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(enter_cases())
 def test_v05_b7_v15_v17_capture_matches_reference(case):
@@ -569,6 +571,7 @@ def test_v05_b7_v15_v17_capture_matches_reference(case):
     _check_enter(case)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(enter_cases(focus="capital"))
 def test_v08_v09_v10_v13_capital_fall_matches_reference(case):
@@ -634,6 +637,7 @@ def _check_flow(case: Case) -> None:
     _agree(case, want, state, board)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(flow_cases())
 def test_b8_v11_v14_v16_seat_flow_matches_reference(case):
@@ -666,6 +670,7 @@ def _check_dominance(case: Case) -> None:
     _agree(case, want, state, board)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(positions(focus="dominance"))
 def test_v18_b5_dominance_check_matches_reference(case):
@@ -783,6 +788,7 @@ def _check_end_turn(case: Case) -> None:
     _agree(case, want, state, board)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(end_turn_cases())
 def test_v19_t11_t12_end_turn_matches_reference(case):
@@ -816,6 +822,7 @@ def _check_turn_limit(case: Case) -> None:
         event("turn limit decided by seat order")
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(turn_limit_ties())
 def test_v19_t11_turn_limit_tiebreaks_match_reference(case):
@@ -842,6 +849,7 @@ def test_oracle_codes_follow_the_tables_contract():
         assert rules.card_order == list(tables.card_names)
 
 
+@pytest.mark.nojit
 @DEFAULT
 @given(st.integers(0, 2 ** 64 - 1), st.integers(1, 1000))
 def test_oracle_splitmix64_replays_the_engine_stream(seed, n):

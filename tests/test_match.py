@@ -67,6 +67,7 @@ def test_invariants_hold_in_200_matches(tables, seed):
     assert st.finished[0] == 1
 
 
+@pytest.mark.nojit
 @pytest.mark.parametrize("seats,length", [(2, "short"), (3, "standard"), (6, "long")])
 def test_v01_every_match_ends_with_one_winner_and_a_victory_type(tables, seats, length):
     st, board, log = play_match(tables, 77, 0, seats, length, check=True)

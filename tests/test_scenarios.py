@@ -18,6 +18,7 @@ def test_there_are_scenarios():
     assert len(FILES) >= 10
 
 
+@pytest.mark.nojit
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_scenario(path):
     expect = tomllib.loads(path.read_text())["expect"]

@@ -134,6 +134,7 @@ PROPERTY = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.nojit
 @PROPERTY
 @given(p=positions())
 def test_t01_t03_t08_t09_t13_regions_and_score_match_reference(p, tables, tb):
@@ -142,6 +143,7 @@ def test_t01_t03_t08_t09_t13_regions_and_score_match_reference(p, tables, tb):
     check_against_reference(p, tables, tb)
 
 
+@pytest.mark.nojit
 @PROPERTY
 @given(p=positions(min_gap=1))
 def test_t08_contest_order_holds_even_for_crowded_cities(p, tables, tb):
@@ -158,6 +160,7 @@ def test_t08_regions_and_score_match_reference_many(p, tables, tb):
     check_against_reference(p, tables, tb)
 
 
+@pytest.mark.nojit
 @PROPERTY
 @given(p=positions(), data=st.data())
 def test_t04_b2_tile_purchase_matches_reference(p, data, tables, tb):
@@ -187,6 +190,7 @@ def test_t04_b2_tile_purchase_matches_reference(p, data, tables, tb):
         assert price == want_price
 
 
+@pytest.mark.nojit
 def test_t01_region_is_seven_tiles_and_clipped_at_the_edge(tables, tb):
     board = make_board(4)
     centre, corner = board.index(0, 0), board.index(4, -4)
@@ -198,6 +202,7 @@ def test_t01_region_is_seven_tiles_and_clipped_at_the_edge(tables, tb):
     assert (tile_city == 1).sum() == 4  # a corner city keeps 4 of its 7 tiles (T01)
 
 
+@pytest.mark.nojit
 def test_t01_ring_ignores_terrain_and_t03_grows_at_three(tables, tb):
     """T01: terrain plays no part in a region; T03: pop 3 -> 19 tiles, below 3 -> 7."""
     board = make_board(5)
@@ -210,6 +215,7 @@ def test_t01_ring_ignores_terrain_and_t03_grows_at_three(tables, tb):
         assert (tile_city == 0).sum() == size
 
 
+@pytest.mark.nojit
 def test_t06_village_has_no_region(tables, tb):
     board = make_board(4)
     tile_city = resolve_regions(board.distance, board.disc, np.array([board.index(0, 0)]),
@@ -218,6 +224,7 @@ def test_t06_village_has_no_region(tables, tb):
     assert (tile_city >= 0).sum() == 0
 
 
+@pytest.mark.nojit
 def test_t08_equal_distance_goes_to_the_lower_city_id(tables, tb):
     board = make_board(5)
     a, b = board.index(-2, 0), board.index(2, 0)  # 4 apart, pop 3: rings of 2 meet at (0, 0)
@@ -250,6 +257,7 @@ def test_t15_bounds_in_the_tables(tables):
     assert 3 * r * (r + 1) + 1 == 19
 
 
+@pytest.mark.nojit
 def test_t11_rank_tiebreaks(tables, tb):
     """T11: equal scores break by population, then region tiles, then gold stock
     (not gold points), then seat order; T10 every seat has a row."""

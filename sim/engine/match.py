@@ -1,11 +1,13 @@
 """One match from Python: its opening state (seeded streams, map), the whole match
-(fast path, or turn by turn with the invariant checker), the AI continuing from any
-position (scenarios), and the outcome rows of a finished match.
+(fast path, or turn by turn: `iter_turns`, which the invariant checker and the golden
+transcripts share), the AI continuing from any position (scenarios), and the outcome
+rows of a finished match.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,27 +42,64 @@ class InvariantError(AssertionError):
 def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
                length: str | None = None, check: bool = False,
                personalities: list[str] | None = None):
-    """Play one match; returns (state, board, turn_log). With `check`, the invariant
-    checker runs after every turn and raises InvariantError on a violation.
+    """Play one match; returns (state, board, turn_log). With `check`, the match is
+    stepped by `iter_turns` and the invariant checker runs at the opening and after
+    every turn, raising InvariantError on a violation.
     `personalities` names each seat's AI (default: the tables' match.personalities)."""
+    if check:
+        from sim.engine.check import check_invariants
+
+        for step in iter_turns(tables, seed, match_index, n_seats, length, personalities):
+            problems = check_invariants(step.state, tables, step.board)
+            if problems:
+                raise InvariantError(f"seed {seed} match {match_index} turn "
+                                     f"{step.state.turn[0]}: " + "; ".join(problems))
+        return step.state, step.board, step.turn_log
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
+                                                    personalities)
+    run_match(st, tables.arrays(), board, rng_map, np.int64(n_seats),
+              new_path_table(board.n_tiles), turn_log)
+    return st, board, turn_log
+
+
+class Step(NamedTuple):
+    """One point of a match stepped by `iter_turns`.
+
+    played: the turn just played (0 at the opening, before any seat acted).
+    state: the match state; the same record every step, updated in place.
+    board: the match's board.
+    turn_log: (last_turn + 1, 6, TURN_FIELDS) int64, rows filled up to `played`.
+    """
+
+    played: int
+    state: State
+    board: Board
+    turn_log: np.ndarray
+
+
+def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
+               length: str | None = None, personalities: list[str] | None = None,
+               ) -> Iterator[Step]:
+    """The match `play_match` plays, a whole turn at a time (same kernels, streams and
+    order as the fast path's compiled loop, so both end in the same state).
+
+    Yields the opening (map drawn, turn 1 opened: its opening seat's flow has run,
+    T12), then the state after every whole turn: every standing seat played, and
+    unless the match ended, the next turn opened the same way. The last step is the
+    finished match. The yielded state is updated in place by the next step: read or
+    copy it (sim.world.state.copy_state) before asking for the next.
+    """
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
     tb = tables.arrays()
     path = new_path_table(board.n_tiles)
-    if not check:
-        run_match(st, tb, board, rng_map, np.int64(n_seats), path, turn_log)
-        return st, board, turn_log
-    from sim.engine.check import check_invariants
-
     setup_match(st, tb, board, rng_map, np.int64(n_seats))
     begin_match(st, tb, board)
+    yield Step(0, st, board, turn_log)
     while not st.finished[0]:
+        played = int(st.turn[0])
         play_one_turn(st, tb, board, path, turn_log)
-        problems = check_invariants(st, tables, board)
-        if problems:
-            raise InvariantError(f"seed {seed} match {match_index} turn {st.turn[0]}: "
-                                 + "; ".join(problems))
-    return st, board, turn_log
+        yield Step(played, st, board, turn_log)
 
 
 def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
