@@ -3,60 +3,84 @@ them by subject, so `from sim.analysis import metrics; metrics.victory_frequenci
 works in the report, the notebooks and `sim.metrics`.
 
 * victory: victory_frequencies, end_turn_distribution, near_misses (V01, V16–V19)
-* paired: paired_victory_tests, paired_metric_tests, per_match_metrics,
-  significance (variant against baseline on common random numbers)
-* gold: gold_share, gold_share_over_turns, score_decomposition (T13, T14)
-* cascades: capital_falls_per_match, cascade_depth, transfers_per_fall,
-  eliminations_by_fall, fall_to_elimination, revolting_taken_by_third (V08–V13)
+* paired: paired_victory_tests, victory_mix_tests, paired_metric_tests,
+  metric_observations, significance (variant against baseline on common random
+  numbers)
+* gold: gold_share, gold_share_over_turns, score_decomposition, share_rows (T13, T14)
+* cascades: capital_falls_per_match, cascade_depth, cascade_links,
+  transfers_per_fall, eliminations_by_fall, fall_to_elimination,
+  revolting_taken_by_third (V08–V13)
 * seats: win_rate_by_seat, win_rate_by_personality
+* errors: error_rates (matches that raised)
 
-Sorting and null conventions are described in sim.analysis._frames.
+The definitions are listed in sim.analysis's docstring; sorting and null
+conventions in sim.analysis._frames.
 """
 
 from __future__ import annotations
 
-from sim.analysis._frames import GROUPS, HUMAN_OUT, TERMS, VICTORIES
+from sim.analysis._frames import HUMAN_OUT, TERMS, VICTORIES, finished
 from sim.analysis.cascades import (
+    CASCADE_WITHIN,
     capital_falls_per_match,
     cascade_depth,
+    cascade_links,
     eliminations_by_fall,
     fall_to_elimination,
     revolting_taken_by_third,
     transfers_per_fall,
 )
-from sim.analysis.gold import gold_share, gold_share_over_turns, score_decomposition
+from sim.analysis.errors import error_rates
+from sim.analysis.gold import (
+    GROUPS,
+    gold_share,
+    gold_share_over_turns,
+    score_decomposition,
+    share_rows,
+    standing_turns,
+)
 from sim.analysis.paired import (
     PAIRED_METRICS,
+    ResolutionWarning,
+    metric_observations,
     paired_metric_tests,
     paired_victory_tests,
-    per_match_metrics,
     significance,
+    victory_mix_tests,
 )
 from sim.analysis.seats import win_rate_by_personality, win_rate_by_seat
 from sim.analysis.victory import end_turn_distribution, near_misses, victory_frequencies
 
 __all__ = [
+    "CASCADE_WITHIN",
     "GROUPS",
     "HUMAN_OUT",
     "PAIRED_METRICS",
     "TERMS",
     "VICTORIES",
+    "ResolutionWarning",
     "capital_falls_per_match",
     "cascade_depth",
+    "cascade_links",
     "eliminations_by_fall",
     "end_turn_distribution",
+    "error_rates",
     "fall_to_elimination",
+    "finished",
     "gold_share",
     "gold_share_over_turns",
+    "metric_observations",
     "near_misses",
     "paired_metric_tests",
     "paired_victory_tests",
-    "per_match_metrics",
     "revolting_taken_by_third",
     "score_decomposition",
+    "share_rows",
     "significance",
+    "standing_turns",
     "transfers_per_fall",
     "victory_frequencies",
+    "victory_mix_tests",
     "win_rate_by_personality",
     "win_rate_by_seat",
 ]

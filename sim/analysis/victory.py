@@ -7,6 +7,7 @@ import polars as pl
 
 from sim.analysis._frames import (
     MATCH,
+    finished,
     sort_keys,
     variant_spine,
     victory_categories,
@@ -15,31 +16,37 @@ from sim.analysis._frames import (
 from sim.analysis.stats import multinomial_intervals
 
 
-def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
-    """How often each victory type ends a match (V01: conquest V03, science V16,
-    dominance V18, turn limit V19; human_out only if it occurs).
+def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
+                        errors: pl.DataFrame | None = None) -> pl.DataFrame:
+    """How often each victory type ends a finished match (V01: conquest V03,
+    science V16, dominance V18, turn limit V19; human_out only if it occurs).
 
-    Columns: variant, victory, wins, matches, share, lo, hi, lo_simultaneous,
-    hi_simultaneous. One row per variant × victory type, zero-win rows included.
-    lo/hi: Wilson interval of each share alone; lo_simultaneous/hi_simultaneous:
-    Bonferroni-adjusted Wilson intervals that hold for all the variant's victory
-    types together (stats.multinomial_intervals). Matches with a null victory are
-    not counted.
+    Columns: variant, victory, wins, matches (finished matches: a victory; a match
+    that raised is in `errors`, not here), share (wins / matches), lo, hi (Wilson
+    interval of each share alone), lo_simultaneous, hi_simultaneous (Goodman's
+    intervals, which hold for all the variant's victory types together,
+    stats.multinomial_intervals). One row per variant × victory type, zero-win
+    rows included. Pass the run's `errors` so that a variant whose every match
+    failed still has its rows: matches 0, share and bounds null (not NaN).
     """
-    cats = victory_categories(matches)
-    grid = variant_spine(matches).join(
-        pl.DataFrame({"victory": cats}, schema={"victory": pl.Utf8}), how="cross")
-    counts = (matches.filter(pl.col("victory").is_not_null())
-              .group_by("variant", "victory").agg(pl.len().cast(pl.Int64).alias("wins")))
+    done = finished(matches)
+    cats = victory_categories(done)
+    spine = variant_spine(matches, *([errors] if errors is not None else []))
+    grid = spine.join(pl.DataFrame({"victory": cats}, schema={"victory": pl.Utf8}),
+                      how="cross")
+    counts = done.group_by("variant", "victory").agg(pl.len().cast(pl.Int64).alias("wins"))
     out = (grid.join(counts, on=["variant", "victory"], how="left")
            .with_columns(pl.col("wins").fill_null(0))
            .with_columns(pl.col("wins").sum().over("variant").alias("matches"))
-           .with_columns((pl.col("wins") / pl.col("matches")).alias("share")))
+           .with_columns(pl.when(pl.col("matches") > 0)
+                         .then(pl.col("wins") / pl.col("matches")).alias("share")))
     out = sort_keys(out, ["variant", "victory"], {"victory": cats})
     out = wilson_columns(out, "wins", "matches", confidence)
-    simultaneous: list[tuple[float, float]] = []
+    simultaneous: list[tuple[float | None, float | None]] = []
     for part in out.partition_by("variant", maintain_order=True):
-        simultaneous += multinomial_intervals(part.get_column("wins").to_list(), confidence)
+        wins = part.get_column("wins").to_list()
+        simultaneous += (multinomial_intervals(wins, confidence) if sum(wins)
+                         else [(None, None)] * len(wins))
     return out.with_columns(
         pl.Series("lo_simultaneous", [b[0] for b in simultaneous], dtype=pl.Float64),
         pl.Series("hi_simultaneous", [b[1] for b in simultaneous], dtype=pl.Float64),
@@ -54,14 +61,13 @@ def end_turn_distribution(matches: pl.DataFrame) -> pl.DataFrame:
     linear interpolation). Only victory types that occur have a row.
     """
     q = pl.col("end_turn").cast(pl.Float64)
-    out = (matches.filter(pl.col("victory").is_not_null()).group_by("variant", "victory")
+    out = (finished(matches).group_by("variant", "victory")
            .agg(pl.len().cast(pl.Int64).alias("n"), q.mean().alias("mean"),
                 q.quantile(0.10, "linear").alias("p10"), q.quantile(0.25, "linear").alias("p25"),
                 q.quantile(0.50, "linear").alias("median"),
                 q.quantile(0.75, "linear").alias("p75"),
                 q.quantile(0.90, "linear").alias("p90")))
     return sort_keys(out, ["variant", "victory"], {"victory": victory_categories(matches)})
-
 
 
 def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame,
@@ -89,7 +95,7 @@ def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame
               .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom")))
     lost = (events.filter(pl.col("kind") == "observatory_lost")
             .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("obs")))
-    per_match = (matches.select(*MATCH)
+    per_match = (finished(matches).select(*MATCH)
                  .join(missed, on=MATCH, how="left").join(lost, on=MATCH, how="left")
                  .with_columns(pl.col("dom", "obs").fill_null(0)))
     out = per_match.group_by("variant").agg(
