@@ -16,14 +16,13 @@ import polars as pl
 import pytest
 
 from sim.analysis import metrics as M
-from sim.analysis.load import load_run
+from sim.analysis.load import RunFolderError, load_run
 from sim.analysis.stats import (
     benjamini_hochberg,
     holm,
     mcnemar_exact,
     mean_interval,
     multinomial_intervals,
-    paired_bootstrap,
     wilson,
 )
 from sim.outputs.schemas import SCHEMAS
@@ -71,14 +70,16 @@ def test_wilson_textbook_value():
         wilson(11, 10)
 
 
-def test_multinomial_intervals_are_bonferroni_wilson():
+def test_multinomial_intervals_are_goodman_that_is_bonferroni_wilson():
     # K=4 categories at 95% together: each Wilson at 1 - 0.05/4 = 0.9875 (z = 2.4977):
     # k=8, n=10 → (0.4113, 0.9582)
     counts = [8, 2, 0, 0]
     out = multinomial_intervals(counts)
     assert out[0] == pytest.approx((0.4113, 0.9582), abs=5e-5)
-    assert out == [wilson(c, 10, 0.9875) for c in counts]
-    assert out[2] == (0.0, wilson(0, 10, 0.9875)[1])
+    # Goodman (1965) is exactly this: every category's Wilson interval at 1 - alpha/K
+    assert [b for pair in out for b in pair] == pytest.approx(
+        [b for c in counts for b in wilson(c, 10, 0.9875)], abs=1e-12)
+    assert out[2][0] == 0.0 and out[2][1] == pytest.approx(wilson(0, 10, 0.9875)[1], abs=1e-12)
     assert multinomial_intervals([]) == []
 
 
@@ -124,21 +125,6 @@ def test_bh_and_holm_on_the_benjamini_hochberg_1995_example():
     assert sum(a <= 0.05 for a in holm(p)) == 3
 
 
-def test_paired_bootstrap_is_seeded_and_centred():
-    d = np.array([2.0, 1.0, 3.0, 2.5, 1.5, 2.0, 3.0, 1.0])
-    a = paired_bootstrap(d, n_boot=1000, seed=7)
-    assert a == paired_bootstrap(d, n_boot=1000, seed=7)
-    assert a != paired_bootstrap(d, n_boot=1000, seed=8)
-    mean, lo, hi, p = a
-    assert mean == pytest.approx(2.0)
-    assert 1.0 < lo < mean < hi < 3.0
-    # all 8 differences positive: only the all-+ and all-- of 2^8 sign vectors are as
-    # extreme, so p ≈ 2/256 + 1/1001
-    assert p == pytest.approx(2 / 256, abs=0.01)
-    assert paired_bootstrap([0.0] * 50) == (0.0, 0.0, 0.0, 1.0)
-    assert all(math.isnan(v) for v in paired_bootstrap([]))
-
-
 # ---------------------------------------------------------------- victories
 
 def test_victory_frequencies_counts_shares_and_zero_rows():
@@ -172,7 +158,8 @@ def test_paired_victory_tests_pair_by_match_index():
                      indices=[5, 4, 2, 1, 0, 3])
     out = M.paired_victory_tests(pl.concat([var, base]), "base")
     assert out.columns == ["variant", "metric", "baseline_value", "variant_value", "difference",
-                           "p_value", "n_pairs", "discordant_gain", "discordant_loss"]
+                           "lo", "hi", "p_value", "min_p_value", "n_pairs", "discordant_gain",
+                           "discordant_loss"]
     assert out.get_column("variant").unique().to_list() == ["v"]
     assert out.get_column("metric").to_list() == [
         "victory=conquest", "victory=science", "victory=dominance", "victory=turn_limit"]
@@ -203,9 +190,11 @@ def test_paired_victory_tests_detect_a_planted_science_shift():
     empty_seats = frame("seats", [])
     empty_events = frame("events", [])
     tests = pl.concat([M.paired_victory_tests(m, "base"),
-                       M.paired_metric_tests(m, empty_seats, empty_events, "base", n_boot=500)],
+                       M.paired_metric_tests(m, empty_seats, empty_events, "base")],
                       how="diagonal")
-    out = M.significance(tests)
+    # the identical variant's McNemar tests have no discordant pair: they cannot be flagged
+    with pytest.warns(M.ResolutionWarning, match="4 of 12 tests"):
+        out = M.significance(tests)
     sci = row(out, variant="up", metric="victory=science")
     assert sci["difference"] == pytest.approx(0.2, abs=0.07)
     assert sci["p_adjusted"] < 1e-3 and sci["changed"]
@@ -217,12 +206,13 @@ def test_paired_victory_tests_detect_a_planted_science_shift():
 # ---------------------------------------------------------------- paired continuous metrics
 
 def test_t13_v08_paired_metric_tests_on_hand_built_matches():
-    """end_turn, winner_gold_share and mean_gold_share (T13's gold term) and capital_falls
-    (V08) per match, paired by match_index."""
+    """end_turn, winner_gold_share and standing_gold_share (T13's gold term) and
+    capital_falls (V08), paired by match_index."""
     m = pl.concat([matches_of("base", ["science"] * 3, [10, 20, 30]),
                    matches_of("v", ["science"] * 3, [33, 12, 21], indices=[2, 0, 1])])
     seats = []
-    # (variant, match, seat, winner, score, gold_points)
+    # (variant, match, seat, winner, score, gold_points); every seat standing but seat 1 of
+    # base match 1 (eliminated, score 0)
     for v, i, s, w, score, gold in [
         ("base", 0, 0, True, 100, 10), ("base", 0, 1, False, 50, 0),
         ("base", 1, 0, True, 100, 20), ("base", 1, 1, False, 0, 0),
@@ -232,7 +222,7 @@ def test_t13_v08_paired_metric_tests_on_hand_built_matches():
         ("v", 2, 1, True, 0, 0), ("v", 2, 0, False, 40, 4),
     ]:
         seats.append({"match_id": f"{v}:{i}", "match_index": i, "seat": s, "winner": w,
-                      "score": score, "gold_points": gold, "variant": v})
+                      "alive": score > 0, "score": score, "gold_points": gold, "variant": v})
     seats_df = frame("seats", seats)
     events = frame("events", [
         {"match_id": "v:0", "match_index": 0, "event": 0, "kind": "capital_fall", "variant": "v"},
@@ -240,24 +230,28 @@ def test_t13_v08_paired_metric_tests_on_hand_built_matches():
         {"match_id": "v:2", "match_index": 2, "event": 0, "kind": "capital_fall", "variant": "v"},
         {"match_id": "base:2", "match_index": 2, "event": 0, "kind": "found", "variant": "base"},
     ])
-    out = M.paired_metric_tests(m, seats_df, events, "base", n_boot=500, seed=1)
+    out = M.paired_metric_tests(m, seats_df, events, "base")
     assert out.columns == ["variant", "metric", "baseline_value", "variant_value", "difference",
-                           "lo", "hi", "p_value", "n_pairs"]
+                           "lo", "hi", "p_value", "min_p_value", "n_pairs"]
     assert out.get_column("metric").to_list() == list(M.PAIRED_METRICS)
     end = row(out, metric="end_turn")
-    # diffs by index: 12-10, 21-20, 33-30 = 2, 1, 3
+    # diffs by index: 12-10, 21-20, 33-30 = 2, 1, 3: mean 2, sd 1, se 1/√3 = 0.57735;
+    # paired t = 3.4641 on 2 df: p = 0.074180, half-width t(0.975, 2)·se = 4.302653·0.57735
     assert (end["baseline_value"], end["variant_value"], end["difference"]) == (20.0, 22.0, 2.0)
-    assert 1.0 <= end["lo"] <= end["hi"] <= 3.0 and end["n_pairs"] == 3
-    # 2 of the 8 sign vectors are as extreme: p ≈ 0.25
-    assert end["p_value"] == pytest.approx(0.25, abs=0.06)
+    assert (end["lo"], end["hi"]) == pytest.approx((2 - 2.484138, 2 + 2.484138), abs=1e-6)
+    assert end["p_value"] == pytest.approx(0.074180, abs=1e-6) and end["n_pairs"] == 3
+    assert end["min_p_value"] == 0.0
     # winner share: base 0.1, 0.2, 0.1; v 0.3, 0.2, null (score 0) → pairs 0, 1
     win = row(out, metric="winner_gold_share")
     assert win["n_pairs"] == 2
     assert win["difference"] == pytest.approx(0.1)
-    # mean share over score > 0: base (0.1+0)/2, 0.2, 0.1; v (0.3+0.2)/2, (0.2+0)/2, 0.1
-    mean = row(out, metric="mean_gold_share")
-    assert mean["baseline_value"] == pytest.approx((0.05 + 0.2 + 0.1) / 3)
-    assert mean["variant_value"] == pytest.approx((0.25 + 0.1 + 0.1) / 3)
+    # standing seats with score > 0, each weighing the same: base 0.1, 0, 0.2, 0.1, 0.1
+    # (match 1's seat 1 is out); v 0.3, 0.2, 0.2, 0, 0.1 (match 2's seat 1 is out)
+    standing = row(out, metric="standing_gold_share")
+    assert standing["n_pairs"] == 3
+    assert standing["baseline_value"] == pytest.approx(0.5 / 5)
+    assert standing["variant_value"] == pytest.approx(0.8 / 5)
+    assert standing["difference"] == pytest.approx(0.06)
     falls = row(out, metric="capital_falls")
     assert (falls["baseline_value"], falls["variant_value"], falls["difference"]) == \
         (0.0, 1.0, 1.0)
@@ -272,7 +266,8 @@ def test_identical_variants_give_p_one():
                        M.paired_metric_tests(m, frame("seats", []), frame("events", []),
                                              "base")], how="diagonal")
     assert tests.get_column("p_value").drop_nulls().to_list() == [1.0] * 6
-    assert not M.significance(tests, "bh").get_column("changed").any()
+    with pytest.warns(M.ResolutionWarning):
+        assert not M.significance(tests, "bh").get_column("changed").any()
 
 
 def _aa_dataset(rng: np.random.Generator, n: int) -> tuple[pl.DataFrame, ...]:
@@ -284,14 +279,15 @@ def _aa_dataset(rng: np.random.Generator, n: int) -> tuple[pl.DataFrame, ...]:
         ends = rng.integers(30, 90, size=n)
         matches.append(pl.DataFrame({"variant": v, "match_index": np.arange(n),
                                      "match_id": [f"{v}:{i}" for i in range(n)],
-                                     "victory": vic, "end_turn": ends}))
+                                     "victory": vic, "end_turn": ends,
+                                     "winner": rng.integers(0, 4, size=n)}))
         score = rng.integers(1, 200, size=(n, 4))
         gold = (score * rng.uniform(0, 0.3, size=(n, 4))).astype(np.int64)
         winner = rng.integers(0, 4, size=n)
         seats.append(pl.DataFrame({
             "variant": v, "match_index": np.repeat(np.arange(n), 4),
             "seat": np.tile(np.arange(4), n), "score": score.ravel(),
-            "gold_points": gold.ravel(),
+            "gold_points": gold.ravel(), "alive": rng.random(4 * n) < 0.8,
             "winner": (np.tile(np.arange(4), n) == np.repeat(winner, 4))}))
         falls = rng.poisson(1.0, size=n)
         events.append(pl.DataFrame({"variant": v, "match_index": np.repeat(np.arange(n), falls),
@@ -304,7 +300,7 @@ def test_aa_comparisons_stay_quiet():
     the false-positive count must stay within the binomial tolerance: at most the 99.9%
     one-sided quantile of Binomial(200, 0.05), i.e. 21 of 200 (rate ≤ 0.105; the chance
     of exceeding it with a true rate of 0.05 is 0.0005). Checked for the family of all 8
-    tests after Holm, for raw p of end_turn (sign-flip) and of victory=science (McNemar)."""
+    tests after Holm, for raw p of end_turn (paired t) and of victory=science (McNemar)."""
     reps, n, alpha = 200, 200, 0.05
     tail = [sum(math.comb(reps, i) * alpha**i * (1 - alpha) ** (reps - i)
                 for i in range(k + 1, reps + 1)) for k in range(reps + 1)]
@@ -312,10 +308,10 @@ def test_aa_comparisons_stay_quiet():
     assert limit == 21
     rng = np.random.default_rng(2024)
     family = end_raw = sci_raw = 0
-    for rep in range(reps):
+    for _ in range(reps):
         m, s, e = _aa_dataset(rng, n)
         tests = pl.concat([M.paired_victory_tests(m, "base"),
-                           M.paired_metric_tests(m, s, e, "base", n_boot=400, seed=rep)],
+                           M.paired_metric_tests(m, s, e, "base")],
                           how="diagonal")
         assert tests.height == 8
         out = M.significance(tests, "holm", alpha)
@@ -334,7 +330,9 @@ def test_significance_corrects_across_all_rows():
                           "metric": ["x", "y", "x", "y", "z"],
                           "p_value": [0.01, 0.04, 0.03, 0.005, None]})
     h = M.significance(tests)
-    assert h.columns == ["variant", "metric", "p_value", "p_adjusted", "changed"]
+    assert h.columns == ["variant", "metric", "p_value", "p_adjusted", "changed",
+                         "resolution_limited"]
+    assert not h.get_column("resolution_limited").any()  # no min_p_value: continuous tests
     assert h.get_column("p_adjusted").to_list()[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert h.get_column("p_adjusted")[4] is None
     assert h.get_column("changed").to_list() == [True, False, False, True, False]
@@ -349,30 +347,39 @@ def test_significance_corrects_across_all_rows():
 # ---------------------------------------------------------------- score (T13)
 
 def _seats_t13() -> pl.DataFrame:
+    """Match 0: the winner, a standing seat, an eliminated seat that kept 5 gold points
+    (its whole score is gold) and a standing seat; match 1: the winner and an eliminated
+    seat with nothing."""
     rows = []
-    # (winner, score, region, population, cities, gold, monuments)
-    for i, (w, region, pop, cities, gold, mon) in enumerate([
-            (True, 40, 30, 20, 10, 0), (False, 20, 20, 0, 10, 0),
-            (False, 0, 0, 0, 0, 0), (False, 100, 40, 40, 20, 0)]):
+    # (match, winner, alive, region, population, cities, gold, monuments)
+    for i, (match, w, alive, region, pop, cities, gold, mon) in enumerate([
+            (0, True, True, 40, 30, 20, 10, 0), (0, False, True, 20, 20, 0, 10, 0),
+            (0, False, False, 0, 0, 0, 5, 0), (0, False, True, 100, 40, 40, 20, 0),
+            (1, True, True, 30, 30, 20, 0, 20), (1, False, False, 0, 0, 0, 0, 0)]):
         score = region + pop + cities + gold + mon
-        rows.append({"match_id": "a:0", "match_index": 0, "seat": i, "winner": w,
-                     "score": score, "region_points": region, "population_points": pop,
-                     "cities_points": cities, "gold_points": gold, "monuments_points": mon,
-                     "personality": "p"})
+        rows.append({"match_id": f"a:{match}", "match_index": match, "seat": i % 4,
+                     "winner": w, "alive": alive, "score": score, "region_points": region,
+                     "population_points": pop, "cities_points": cities, "gold_points": gold,
+                     "monuments_points": mon, "personality": "p",
+                     "eliminated_turn": None if alive else 30})
     return frame("seats", rows, "a")
 
 
 def test_t13_gold_share_of_score():
     out = M.gold_share(_seats_t13())
-    assert out.columns == ["variant", "group", "mean", "lo", "hi", "n"]
-    assert out.get_column("group").to_list() == ["winners", "all"]
-    # shares over score > 0: 10/100, 10/50, 20/200 = 0.1, 0.2, 0.1 (the 0-score seat dropped)
-    # mean 0.13333, sd 0.057735, half 1.959964·0.057735/√3 = 0.065332
-    a = row(out, group="all")
-    assert a["n"] == 3 and a["mean"] == pytest.approx(0.133333, abs=1e-6)
-    assert (a["lo"], a["hi"]) == pytest.approx((0.068001, 0.198665), abs=1e-6)
+    assert out.columns == ["variant", "group", "mean", "lo", "hi", "n", "matches"]
+    assert out.get_column("group").to_list() == ["winners", "standing"]
+    # standing seats: 10/100, 10/50, 20/200 in match 0 and 0/100 in match 1; the eliminated
+    # seat's 5/5 = 100 % is left out. Mean 0.4/4 = 0.1
+    a = row(out, group="standing")
+    assert (a["n"], a["matches"]) == (4, 2) and a["mean"] == pytest.approx(0.1)
+    # winners: 0.1 and 0.0, one per match
     w = row(out, group="winners")
-    assert (w["n"], w["mean"], w["lo"], w["hi"]) == (1, 0.1, None, None)
+    assert (w["n"], w["matches"], w["mean"]) == (2, 2, pytest.approx(0.05))
+    # clustered by match: residuals 0, 0.1, 0 | -0.1 sum to 0.1 and -0.1 per match; variance
+    # of the mean (0.1² + 0.1²)/4² · G/(G-1) = 0.0025, se 0.05; t(0.975, 1 df) = 12.7062:
+    # 0.1 ± 0.63531, lo clipped at 0
+    assert a["lo"] == 0.0 and a["hi"] == pytest.approx(0.73531, abs=1e-5)
 
 
 def test_t13_gold_share_over_turns():
@@ -382,7 +389,9 @@ def test_t13_gold_share_over_turns():
         {"match_id": "a:0", "match_index": 0, "turn": 1, "seat": 2, "gold": 0, "score": 0},
         {"match_id": "a:0", "match_index": 0, "turn": 2, "seat": 0, "gold": 5, "score": 20},
     ], "a")
-    out = M.gold_share_over_turns(turns)
+    seats = frame("seats", [{"match_id": "a:0", "match_index": 0, "seat": s} for s in range(3)],
+                  "a")
+    out = M.gold_share_over_turns(turns, seats)
     assert out.columns == ["variant", "turn", "mean_share", "n"]
     assert out.rows() == [("a", 1, pytest.approx(0.2), 2), ("a", 2, 0.25, 1)]
 
@@ -391,16 +400,17 @@ def test_t13_score_decomposition():
     out = M.score_decomposition(_seats_t13())
     assert out.columns == ["variant", "group", "term", "mean_points", "share"]
     assert out.get_column("term").to_list()[:5] == list(M.TERMS)
-    # all four seats: region (40+20+0+100)/4 = 40, pop 22.5, cities 15, gold 10, monuments 0;
-    # mean total 87.5
+    # standing seats (4): region (40+20+100+30)/4 = 47.5, population 30, cities 20,
+    # gold 10, monuments 5; share = mean of term/score: region (0.4+0.4+0.5+0.3)/4 = 0.4
     got = {r["term"]: (r["mean_points"], r["share"]) for r in
-           out.filter(pl.col("group") == "all").iter_rows(named=True)}
-    assert got["region"] == pytest.approx((40.0, 40 / 87.5))
-    assert got["population"] == pytest.approx((22.5, 22.5 / 87.5))
-    assert got["gold"] == pytest.approx((10.0, 10 / 87.5))
-    assert got["monuments"] == (0.0, 0.0)
+           out.filter(pl.col("group") == "standing").iter_rows(named=True)}
+    assert got["region"] == pytest.approx((47.5, 0.4))
+    assert got["population"] == pytest.approx((30.0, (0.3 + 0.4 + 0.2 + 0.3) / 4))
+    assert got["gold"] == pytest.approx((10.0, 0.1))
+    assert got["monuments"] == pytest.approx((5.0, 0.05))
+    assert sum(v[1] for v in got.values()) == pytest.approx(1.0)
     win = out.filter(pl.col("group") == "winners")
-    assert win.get_column("mean_points").to_list() == [40.0, 30.0, 20.0, 10.0, 0.0]
+    assert win.get_column("mean_points").to_list() == [35.0, 30.0, 20.0, 5.0, 10.0]
     assert win.get_column("share").sum() == pytest.approx(1.0)
 
 
@@ -464,8 +474,10 @@ def test_v08_capital_falls_per_match():
 def test_v08_v10_cascade_depth():
     out = M.cascade_depth(cascade_log())
     assert out.columns == ["variant", "depth", "seats"]
-    # seat 0 of match 0 lost two capitals, seat 1 of match 1 one
-    assert out.rows() == [("base", 1, 1), ("base", 2, 1)]
+    # seat 0 of match 0 lost two capitals (the second is city 3, the capital the first fall
+    # named, 5 turns later), seat 1 of match 1 one; without a seats table the seats of the
+    # log count: match 0 seats 1 and 2, match 1 seats 0, 2 and 3 lost none, as did alt's seat 0
+    assert out.rows() == [("alt", 0, 1), ("base", 0, 5), ("base", 1, 1), ("base", 2, 1)]
 
 
 def test_v08_transfers_per_fall():
@@ -490,10 +502,12 @@ def test_v08_fall_to_elimination():
 
 def test_v11_revolting_city_taken_by_third_seat():
     out = M.revolting_taken_by_third(cascade_log())
-    assert out.columns == ["variant", "transfers", "taken_by_third", "share"]
+    assert out.columns == ["variant", "transfers", "taken_by_third", "retaken_by_former_owner",
+                           "share", "retaken_share"]
     # transfers: city 2 (taken while revolting), city 4 (taken after revolt_end),
     # city 6 of match 1 (no revolt)
-    assert out.rows() == [("alt", 0, 0, None), ("base", 3, 1, pytest.approx(1 / 3))]
+    assert out.rows() == [("alt", 0, 0, 0, None, None),
+                          ("base", 3, 1, 0, pytest.approx(1 / 3), 0.0)]
 
 
 def test_v08_v11_retransfer_during_revolt_counts_as_taken():
@@ -507,7 +521,7 @@ def test_v08_v11_retransfer_during_revolt_counts_as_taken():
         _ev(0, 5, 6, "revolt_start", 2, 1, 2, value=3, detail="transfer"),
         _ev(0, 6, 9, "revolt_end", 2, None, 2, detail="transfer"),
     ], schema=EV_SCHEMA, orient="row")
-    assert M.revolting_taken_by_third(log).rows() == [("base", 2, 1, 0.5)]
+    assert M.revolting_taken_by_third(log).rows() == [("base", 2, 1, 0, 0.5, 0.0)]
 
 
 # ---------------------------------------------------------------- match length, seats
@@ -596,5 +610,5 @@ def test_load_run_reads_tables_and_provenance(tmp_path):
     # no provenance: the first variant found
     (tmp_path / "provenance.json").unlink()
     assert load_run(tmp_path).baseline == "1"
-    empty = load_run(tmp_path / "nothing")
-    assert empty.baseline is None and empty.matches.height == 0
+    with pytest.raises(RunFolderError, match="nothing: no such run folder"):
+        load_run(tmp_path / "nothing")

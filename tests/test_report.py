@@ -91,6 +91,40 @@ def test_report_refuses_an_unknown_baseline_and_a_non_run_folder(run_dir, tmp_pa
         assert "Traceback" not in proc.stderr
 
 
+def test_report_says_in_red_when_matches_failed(run_dir, report_file, tmp_path):
+    """A copy of the run gains error rows: one failed match of dominance-50 (index 16,
+    beyond the 16 that finished) and a variant "ghost" whose two matches both failed.
+    The report names them in a red line above everything, counts them in the summary
+    (error rate, a row for ghost with no finished match) and still builds; the run
+    without errors has no such line."""
+    import polars as pl
+
+    from sim.outputs.schemas import SCHEMAS
+    from sim.report.html import build_report
+
+    assert "class='failed'" not in report_file.read_text()
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    for variant, indices in (("dominance-50", [16]), ("ghost", [0, 1])):
+        part = copy / "errors" / f"variant={variant}" / "part-99999.parquet"
+        part.parent.mkdir(parents=True, exist_ok=True)
+        pl.DataFrame({"match_id": [f"{variant}:{i}" for i in indices], "match_index": indices,
+                      "seed": [5] * len(indices),
+                      "message": [f"RuntimeError: boom {i}" for i in indices],
+                      "replay": ["sim match ..."] * len(indices)},
+                     schema=SCHEMAS["errors"]).write_parquet(part)
+    text = build_report(copy)
+    line = re.search(r"<p class='failed'>(.*?)</p>", text)
+    assert line, "no red line"
+    assert "3 of 35 matches failed" in line.group(1)
+    assert "dominance-50 1 of 17" in line.group(1) and "ghost 2 of 2" in line.group(1)
+    assert text.index("class='failed'") < text.index("<h2>Summary per variant</h2>")
+    summary = text[text.index("<h2>Summary per variant</h2>"):text.index("<h2>Changed")]
+    ghost = re.search(r"<tr><td class='l'>ghost</td>(.*?)</tr>", summary)
+    assert ghost and "<td>2</td><td>0</td><td>2</td><td class='l'>100.0%</td>" in ghost.group(1)
+    assert not re.search(r">\s*nan", summary, re.IGNORECASE)  # no NaN cell
+
+
 @pytest.mark.parametrize("notebook", sorted((REPO_ROOT / "notebooks").glob("*.py")),
                          ids=lambda p: p.stem)
 def test_notebooks_execute_on_a_small_run(notebook, run_dir, monkeypatch):

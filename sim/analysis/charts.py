@@ -59,12 +59,14 @@ def interval_points(frame: pl.DataFrame, value: str, category: str, title: str,
 
 
 def gold_share(frame: pl.DataFrame) -> alt.Chart:
-    """The gold term's share of score at the end (T13), winners and all seats."""
+    """The gold term's share of score at the end (T13), winners and standing seats,
+    with intervals clustered by match. `frame`: gold_share()."""
     return interval_points(frame, "mean", "group", "Gold term's share of score at the end")
 
 
 def gold_share_over_turns(frame: pl.DataFrame) -> alt.Chart:
-    """Mean gold-term share of score by turn, per variant. `frame`: gold_share_over_turns()."""
+    """Mean gold-term share of score by turn over the seats standing at that turn, per
+    variant. `frame`: gold_share_over_turns()."""
     return alt.Chart(_data(frame)).mark_line().encode(
         x=alt.X("turn:Q"), y=alt.Y("mean_share:Q", title="gold share of score",
                                    axis=alt.Axis(format="%")),
@@ -74,14 +76,15 @@ def gold_share_over_turns(frame: pl.DataFrame) -> alt.Chart:
 
 
 def score_decomposition(frame: pl.DataFrame) -> alt.Chart:
-    """Mean points of each score term (T13), winners and all seats, per variant."""
+    """Mean points of each score term (T13), winners and standing seats, per variant.
+    `frame`: score_decomposition()."""
     return alt.Chart(_data(frame)).mark_bar().encode(
         y=alt.Y("variant:N", title=None), yOffset=alt.YOffset("group:N"),
         x=alt.X("mean_points:Q", stack="zero", title="mean points"),
         color=alt.Color("term:N", sort=list(SCORE_TERMS)),
         tooltip=["variant:N", "group:N", "term:N", alt.Tooltip("mean_points:Q", format=".1f"),
                  alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=WIDTH, height=alt.Step(16), title="Score by term (winners / all)")
+    ).properties(width=WIDTH, height=alt.Step(16), title="Score by term (winners / standing)")
 
 
 def capital_falls(frame: pl.DataFrame) -> alt.Chart:
@@ -91,9 +94,10 @@ def capital_falls(frame: pl.DataFrame) -> alt.Chart:
 
 
 def cascade_depth(frame: pl.DataFrame) -> alt.Chart:
-    """How many capitals a seat lost in one match (V08 then V10). `frame`: cascade_depth()."""
+    """The deepest cascade of capital falls of each seat in each match (V08 then V10;
+    0: its capital never fell). `frame`: cascade_depth()."""
     return alt.Chart(_data(frame)).mark_bar().encode(
-        x=alt.X("depth:O", title="capitals lost by one seat in a match"),
+        x=alt.X("depth:O", title="capitals lost in one cascade (deepest per seat and match)"),
         xOffset="variant:N", y=alt.Y("seats:Q", title="seats"), color="variant:N",
         tooltip=["variant:N", "depth:O", "seats:Q"],
     ).properties(width=WIDTH, height=200, title="Capital-fall cascade depth")
@@ -124,8 +128,9 @@ def win_rates(frame: pl.DataFrame, by: str) -> alt.Chart:
 
 
 def paired_differences(tests: pl.DataFrame) -> alt.Chart:
-    """Variant minus baseline per metric, with the corrected verdict. `tests` needs
-    variant, metric, difference, p_adjusted, changed; lo/hi where available."""
+    """Variant minus baseline per metric with its paired interval and the corrected
+    verdict. `tests` needs variant, metric, difference, changed; lo/hi where
+    available (a row without them is drawn as a point)."""
     frame = tests
     if "lo" not in frame.columns:
         frame = frame.with_columns(pl.col("difference").alias("lo"),

@@ -33,6 +33,12 @@ def read_table(root: Path | str, table: str) -> pl.DataFrame:
     return frame.select(*columns, *extra).sort(["variant", *SORT_KEYS[table]])
 
 
+class RunFolderError(ValueError):
+    """`load_run` was given a folder that holds no run: missing, not a folder, or
+    without a single match or error row. The message is one line naming the folder
+    (a ValueError, so `sim report` prints it as its one-line error)."""
+
+
 @dataclass
 class Run:
     """The five outcome tables of a run folder, its provenance and baseline variant."""
@@ -62,10 +68,18 @@ def load_run(run_dir: Path | str) -> Run:
 
     A missing table folder gives an empty typed frame; a missing provenance.json an
     empty dict. The baseline is provenance["baseline"], else the first variant of
-    provenance["variants"], else the first variant found in matches (sorted), else None.
+    provenance["variants"], else the first variant found in matches (sorted).
+    Raises RunFolderError when `run_dir` is missing, not a folder, or holds no
+    match and no error row (an empty run would analyse to nothing, silently).
     """
     root = Path(run_dir)
+    if not root.is_dir():
+        raise RunFolderError(f"{root}: no such run folder" if not root.exists()
+                             else f"{root}: not a folder")
     tables = {table: read_table(root, table) for table in TABLES}
+    if tables["matches"].height == 0 and tables["errors"].height == 0:
+        raise RunFolderError(f"{root}: not a sweep run, or an empty one (no match and no "
+                             "error rows under matches/ or errors/)")
     path = root / "provenance.json"
     provenance: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     run = Run(**tables, provenance=provenance, root=root)
@@ -77,4 +91,4 @@ def load_run(run_dir: Path | str) -> Run:
     return run
 
 
-__all__ = ["Run", "empty_table", "load_run", "read_table"]
+__all__ = ["Run", "RunFolderError", "empty_table", "load_run", "read_table"]

@@ -1,35 +1,65 @@
-"""Small statistics for comparing variants, written out so that no SciPy is needed.
+"""The statistics behind the metrics: thin, edge-safe wrappers around statsmodels
+and scipy, so every formula comes from a well-kept library and only the edges
+(no data, no discordant pair, zero variance) are decided here.
 
-* `wilson`: the Wilson score interval of a binomial proportion.
-* `multinomial_intervals`: simultaneous intervals for the shares of a mix of
-  categories (victory types): Bonferroni-adjusted Wilson intervals, each category
-  at confidence ``1 - (1 - confidence) / K`` for K categories, so that all K
-  intervals hold together with probability at least ``confidence``.
-* `mean_interval`: a normal-approximation interval of a mean (z, not t).
-* `mcnemar_exact`: the exact McNemar test, a two-sided exact binomial test of the
-  discordant pairs b against c with success probability 1/2.
-* `paired_bootstrap`: the mean of paired differences, its percentile bootstrap
-  interval and a two-sided sign-flip permutation p-value.
-* `holm`, `benjamini_hochberg`: adjusted p-values for many tests at once.
+* `wilson`: Wilson score interval of a binomial proportion
+  (statsmodels `proportion_confint(method="wilson")`).
+* `multinomial_intervals`: Goodman's simultaneous intervals for the shares of a
+  mix of categories (`multinomial_proportions_confint(method="goodman")`), which
+  are the Wilson intervals at confidence ``1 - (1 - confidence) / K``.
+* `mean_interval`: a normal-approximation interval of a mean, treating every
+  value as independent (statsmodels `DescrStatsW.zconfint_mean`).
+* `clustered_mean`: the mean of values that come in correlated groups (the seats
+  of one match) with a cluster-robust interval (statsmodels OLS,
+  `cov_type="cluster"`).
+* `clustered_difference`: the difference of two arms' means observed on the same
+  clusters (a variant and its baseline on the same seeded matches), with a
+  cluster-robust interval and a t-test p-value; with one value per match and arm
+  it is exactly the paired t-test.
+* `mcnemar_exact`: exact McNemar test (statsmodels `mcnemar(exact=True)`).
+* `paired_share_interval`: interval of a difference of paired shares
+  (Newcombe's square-and-add of two Wilson intervals, written here: the
+  statsmodels we use has no paired version).
+* `stuart_maxwell`: the joint test of a whole paired mix of categories
+  (statsmodels `SquareTable.homogeneity()`).
+* `holm`, `benjamini_hochberg`: adjusted p-values (statsmodels `multipletests`).
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 
 import numpy as np
+import statsmodels.api as sm
+from scipy import stats as sps
+from statsmodels.stats.contingency_tables import SquareTable, mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import multinomial_proportions_confint, proportion_confint
+from statsmodels.stats.weightstats import DescrStatsW
 
-# bootstrap work is done in blocks of at most this many drawn values
-_BLOCK = 2_000_000
+# A cluster-robust standard error below this fraction of the naive one (sd/√n) is the
+# rounding residue of the fit (about 1e-9 of it when the two arms are identical), not
+# spread: no real pairing is that tight.
+_ZERO_SPREAD = 1e-7
+
+
+def _no_spread(se: float, y: np.ndarray) -> bool:
+    """Values all equal (up to rounding), or clusters that all moved by the same amount."""
+    naive = float(y.std()) / math.sqrt(y.size)
+    return naive <= 1e-12 * float(np.abs(y).max()) or se <= _ZERO_SPREAD * naive
+
+
+def _alpha(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    return 1.0 - confidence
 
 
 def two_sided_z(confidence: float) -> float:
     """The two-sided normal quantile for `confidence` (1.95996… at 0.95)."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    return float(sps.norm.ppf(1.0 - _alpha(confidence) / 2.0))
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -38,46 +68,47 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     ``(0.0, 1.0)`` when n is 0; the bounds are exactly 0 (k = 0) and 1 (k = n) at
     the edges. Example: k=8, n=10 at 95% gives (0.4902, 0.9433).
     """
+    alpha = _alpha(confidence)
     if n < 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    z = two_sided_z(confidence)
     if n == 0:
         return 0.0, 1.0
-    p = k / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2.0 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return lo, hi
+    lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
+    # exact edges: the library's arithmetic leaves 1e-17 residues there
+    return (0.0 if k == 0 else float(lo)), (1.0 if k == n else float(hi))
 
 
 def multinomial_intervals(counts: Sequence[int],
                           confidence: float = 0.95) -> list[tuple[float, float]]:
-    """Simultaneous intervals for the category shares of one multinomial sample.
+    """Goodman's simultaneous intervals for the category shares of one sample.
 
-    Bonferroni-adjusted Wilson: with K categories and n = sum(counts), category i
-    gets ``wilson(counts[i], n, 1 - (1 - confidence) / K)``. By the Bonferroni
-    inequality all K intervals cover their true shares together with probability
-    at least `confidence` (approximately, as each Wilson interval is); the method
-    is conservative, more so as K grows.
+    With K categories all K intervals cover their true shares together with
+    probability at least `confidence` (asymptotically). Goodman's interval of
+    category i is the Wilson interval of counts[i] out of sum(counts) at
+    confidence ``1 - (1 - confidence) / K`` (Bonferroni), conservative as K grows.
+    No category gives []; no observation gives (0, 1) for every category.
     """
-    n = int(sum(counts))
-    k_cat = len(counts)
-    if k_cat == 0:
+    alpha = _alpha(confidence)
+    if len(counts) == 0:
         return []
-    level = 1.0 - (1.0 - confidence) / k_cat
-    return [wilson(int(c), n, level) for c in counts]
+    if sum(counts) == 0:
+        return [(0.0, 1.0)] * len(counts)
+    bounds = multinomial_proportions_confint(np.asarray(counts, dtype=float), alpha=alpha,
+                                             method="goodman")
+    return [(0.0 if c == 0 else float(lo), float(hi))
+            for c, (lo, hi) in zip(counts, bounds, strict=True)]
 
 
 def mean_interval(values: Sequence[float] | np.ndarray,
                   confidence: float = 0.95) -> tuple[float, float, float, int]:
     """(mean, lo, hi, n) with the normal approximation mean ± z·sd/√n.
 
-    sd is the sample standard deviation (n - 1). NaN values are dropped. The
-    bounds are NaN when n < 2, everything is NaN when n is 0.
+    sd is the sample standard deviation (n - 1); every value counts as an
+    independent observation (for values that come in groups, see
+    `clustered_mean`). NaN values are dropped. The bounds are NaN when n < 2,
+    everything is NaN when n is 0.
     """
+    alpha = _alpha(confidence)
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     n = int(x.size)
@@ -86,134 +117,208 @@ def mean_interval(values: Sequence[float] | np.ndarray,
     mean = float(x.mean())
     if n < 2:
         return mean, math.nan, math.nan, n
-    half = two_sided_z(confidence) * float(x.std(ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half, n
+    lo, hi = DescrStatsW(x).zconfint_mean(alpha=alpha)
+    return mean, float(lo), float(hi), n
 
 
-def _binom_half_cdf(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2)."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    if n <= 2000:  # exact integer arithmetic
-        return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    # log space for large n: log pmf(i) = lgamma(n+1) - lgamma(i+1) - lgamma(n-i+1) - n log 2
-    base = math.lgamma(n + 1) - n * math.log(2.0)
-    logs = [base - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
-    top = max(logs)
-    return math.exp(top) * math.fsum(math.exp(v - top) for v in logs)
+def _groups(clusters: Sequence | np.ndarray) -> np.ndarray:
+    """Cluster labels as consecutive integers (statsmodels wants integer groups)."""
+    return np.unique(np.asarray(clusters), return_inverse=True)[1].ravel()
+
+
+def clustered_mean(values: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray,
+                   confidence: float = 0.95) -> tuple[float, float, float, int, int]:
+    """(mean, lo, hi, n, clusters) of values that are correlated within clusters.
+
+    The mean of all n values (each value weighs the same) with a cluster-robust
+    interval: the intercept of an OLS fit with statsmodels' `cov_type="cluster"`
+    (CR1: small-sample factor G/(G − 1) for G clusters) and Student t with G − 1
+    degrees of freedom. Values of one cluster may be as correlated as they like;
+    clusters must be independent (matches of a sweep are). NaN values are
+    dropped. lo, hi are NaN with fewer than 2 clusters; everything is NaN with
+    no value. Zero spread gives lo = hi = mean.
+    """
+    alpha = _alpha(confidence)
+    y = np.asarray(values, dtype=float)
+    keep = ~np.isnan(y)
+    if not keep.any():
+        return math.nan, math.nan, math.nan, 0, 0
+    y, g = y[keep], _groups(np.asarray(clusters)[keep])
+    n, n_groups = int(y.size), int(np.unique(g).size)
+    mean = float(y.mean())
+    if n_groups < 2:
+        return mean, math.nan, math.nan, n, n_groups
+    fit = sm.OLS(y, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": g},
+                                         use_t=True)
+    se = float(fit.bse[0])
+    if _no_spread(se, y):
+        return mean, mean, mean, n, n_groups
+    half = float(sps.t.ppf(1.0 - alpha / 2.0, n_groups - 1)) * se
+    return mean, mean - half, mean + half, n, n_groups
+
+
+def clustered_difference(values: Sequence[float] | np.ndarray,
+                         treated: Sequence[bool] | np.ndarray,
+                         clusters: Sequence | np.ndarray,
+                         confidence: float = 0.95) -> tuple[float, float, float, float, int]:
+    """(difference, lo, hi, p, clusters): treated mean minus untreated mean, both
+    arms observed on the same clusters (a variant and its baseline on the same
+    seeded matches), each value weighing the same within its arm.
+
+    The coefficient of `treated` in an OLS fit of values on [1, treated] with a
+    cluster-robust covariance (statsmodels `cov_type="cluster"`, the sandwich
+    without statsmodels' extra (N − 1)/(N − K) factor, times G/(G − 1) for G
+    clusters) and Student t with G − 1 degrees of freedom. So the pairing of the
+    arms and any correlation among the values of one cluster are accounted for;
+    with one value per cluster and arm this is exactly the paired t-test
+    (scipy.stats.ttest_rel). The p-value is continuous (no resampling floor), so
+    it keeps its resolution however many tests are corrected together.
+    Edges: NaN values are dropped; fewer than 2 clusters give NaN bounds and p;
+    zero spread gives lo = hi = difference and p = 1 if the difference is 0, else 0.
+    """
+    alpha = _alpha(confidence)
+    y = np.asarray(values, dtype=float)
+    x = np.asarray(treated, dtype=float)
+    keep = ~np.isnan(y)
+    if not keep.any():
+        return math.nan, math.nan, math.nan, math.nan, 0
+    y, x, g = y[keep], x[keep], _groups(np.asarray(clusters)[keep])
+    n_groups = int(np.unique(g).size)
+    if not (x == 1).any() or not (x == 0).any():
+        return math.nan, math.nan, math.nan, math.nan, n_groups
+    diff = float(y[x == 1].mean() - y[x == 0].mean())
+    if n_groups < 2:
+        return diff, math.nan, math.nan, math.nan, n_groups
+    fit = sm.OLS(y, np.column_stack([np.ones_like(x), x])).fit(
+        cov_type="cluster", cov_kwds={"groups": g, "use_correction": False})
+    # rounding can leave a zero variance a hair below 0
+    se = math.sqrt(max(0.0, float(fit.cov_params()[1, 1])) * n_groups / (n_groups - 1))
+    if _no_spread(se, y):
+        # every cluster shifted by the same amount: none (p 1) or a sure one (p 0); the
+        # tolerance absorbs summation order
+        if abs(diff) <= 1e-12 * float(np.abs(y).max()):
+            return 0.0, 0.0, 0.0, 1.0, n_groups
+        return diff, diff, diff, 0.0, n_groups
+    df = n_groups - 1
+    half = float(sps.t.ppf(1.0 - alpha / 2.0, df)) * se
+    p = float(2.0 * sps.t.sf(abs(diff) / se, df))
+    return diff, diff - half, diff + half, min(1.0, p), n_groups
 
 
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact McNemar p-value: two-sided binomial test of b against b + c at 1/2.
 
     b and c are the discordant pairs (the indicator holds in one member of the
-    pair only, one direction each). p = min(1, 2·P(X <= min(b, c))) with
-    X ~ Binomial(b + c, 1/2), which for p = 1/2 equals the sum of the
-    probabilities of all outcomes no likelier than the observed one. p = 1 when
-    b + c = 0.
+    pair only, one direction each): p = min(1, 2·P(X <= min(b, c))) with
+    X ~ Binomial(b + c, 1/2) (statsmodels `mcnemar(exact=True)`); p = 1 when
+    b + c = 0. The smallest p it can give with m discordant pairs is
+    ``mcnemar_exact(m, 0)`` = 2·0.5^m.
     """
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be >= 0, got {b}, {c}")
-    n = b + c
-    if n == 0:
+    if b + c == 0:
         return 1.0
-    return min(1.0, 2.0 * _binom_half_cdf(min(b, c), n))
+    return min(1.0, float(mcnemar([[0, b], [c, 0]], exact=True).pvalue))
 
 
-def paired_bootstrap(differences: Sequence[float] | np.ndarray, n_boot: int = 2000,
-                     seed: int = 0,
-                     confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """(mean, lo, hi, p) for paired differences (variant minus baseline, per pair).
+def paired_share_interval(both: int, gain: int, loss: int, neither: int,
+                          confidence: float = 0.95) -> tuple[float, float, float]:
+    """(difference, lo, hi) of two paired shares: the variant's share minus the
+    baseline's, (gain − loss) / n over the n = both + gain + loss + neither pairs.
 
-    * mean: the mean difference.
-    * lo, hi: percentile bootstrap interval of the mean (n_boot resamples of the
-      pairs with replacement; the (1-confidence)/2 and (1+confidence)/2 quantiles,
-      linear interpolation).
-    * p: two-sided sign-flip permutation test of "the mean difference is 0".
-      Under the null the two members of a pair are exchangeable, so each
-      difference is as likely positive as negative; n_boot random sign vectors
-      give the permutation distribution of the mean and
-      p = (1 + #{|permuted mean| >= |observed mean|}) / (n_boot + 1), which is a
-      valid p-value (never below its level under the null). All differences 0
-      (identical variants) give p = 1.
-
-    Reproducible: everything is drawn from numpy.random.default_rng(seed),
-    bootstrap first, then the sign flips. NaN differences are dropped; with no
-    difference left every output is NaN.
+    both: pairs where the indicator holds in both members; gain: in the variant's
+    member only; loss: in the baseline's only; neither: in none. Newcombe's
+    square-and-add interval (Newcombe 1998, method 10): the Wilson intervals of
+    the two shares (statsmodels `proportion_confint(method="wilson")`) combined
+    with the estimated correlation of the pair, continuity-corrected as in the
+    paper (no library we have implements it). Unlike the Wald interval it stays
+    honest at the edges: no discordant pair still gives an interval around 0, and
+    all discordant pairs in one direction do not pin a bound to the estimate.
+    n = 0 gives NaN.
     """
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    two_sided_z(confidence)  # validates confidence
-    level = confidence
-    d = np.asarray(differences, dtype=float)
-    d = d[~np.isnan(d)]
-    n = int(d.size)
+    _alpha(confidence)  # validated even when n is 0
+    if min(both, gain, loss, neither) < 0:
+        raise ValueError(f"counts must be >= 0, got {both}, {gain}, {loss}, {neither}")
+    n = both + gain + loss + neither
     if n == 0:
-        return math.nan, math.nan, math.nan, math.nan
-    mean = float(d.mean())
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK // n)
-
-    boot = np.empty(n_boot)
-    for start in range(0, n_boot, block):
-        stop = min(n_boot, start + block)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        boot[start:stop] = d[idx].mean(axis=1)
-    lo, hi = np.quantile(boot, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
-
-    observed = abs(mean)
-    tol = 1e-9 * max(observed, float(np.abs(d).mean()), 1e-300)
-    extreme = 0
-    for start in range(0, n_boot, block):
-        stop = min(n_boot, start + block)
-        signs = rng.integers(0, 2, size=(stop - start, n)).astype(float) * 2.0 - 1.0
-        perm = np.abs(signs @ d) / n
-        extreme += int(np.count_nonzero(perm >= observed - tol))
-    p = (1.0 + extreme) / (n_boot + 1.0)
-    return mean, float(lo), float(hi), min(1.0, p)
+        return math.nan, math.nan, math.nan
+    p1, p2 = (both + gain) / n, (both + loss) / n
+    l1, u1 = wilson(both + gain, n, confidence)
+    l2, u2 = wilson(both + loss, n, confidence)
+    margins = (both + gain) * (loss + neither) * (both + loss) * (gain + neither)
+    cross = both * neither - gain * loss
+    if margins == 0 or 0 <= cross <= n / 2:
+        phi = 0.0
+    else:
+        phi = (cross - n / 2 if cross > 0 else cross) / math.sqrt(margins)
+    diff = p1 - p2
+    lo = diff - math.sqrt(max(0.0, (p1 - l1) ** 2 + (u2 - p2) ** 2
+                              - 2 * phi * (p1 - l1) * (u2 - p2)))
+    hi = diff + math.sqrt(max(0.0, (p2 - l2) ** 2 + (u1 - p1) ** 2
+                              - 2 * phi * (p2 - l2) * (u1 - p1)))
+    return diff, lo, hi
 
 
-def _clean(pvalues: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def stuart_maxwell(table: np.ndarray | Sequence[Sequence[int]]) -> tuple[float, int, float]:
+    """(statistic, df, p): the Stuart–Maxwell test that a paired K×K table (rows:
+    baseline category, columns: variant category) has equal row and column
+    margins, i.e. the whole mix of categories did not move
+    (statsmodels `SquareTable(...).homogeneity()`).
+
+    A category without discordant pairs (nothing off the diagonal in its row and
+    column) carries no information and would make the covariance singular, so
+    it is left out, and df = (categories kept) − 1. Fewer than 2 categories kept
+    (no pair changed category) gives (0, 0, 1).
+    """
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"need a square table, got shape {t.shape}")
+    off = t - np.diag(np.diag(t))
+    keep = (off.sum(axis=0) + off.sum(axis=1)) > 0
+    if keep.sum() < 2:
+        return 0.0, 0, 1.0
+    res = SquareTable(t[np.ix_(keep, keep)], shift_zeros=False).homogeneity()
+    return float(res.statistic), int(res.df), float(res.pvalue)
+
+
+def _adjust(pvalues: Sequence[float | None], method: str) -> list[float]:
     p = np.asarray([math.nan if v is None else v for v in pvalues], dtype=float)
     if np.any((p < 0) | (p > 1)):
         raise ValueError("p-values must lie in [0, 1]")
-    return p, np.flatnonzero(~np.isnan(p))
+    out = np.full(p.shape, math.nan)
+    ok = ~np.isnan(p)
+    if ok.any():
+        # multipletests("holm") runs gc.collect(), 0.1 s in a process holding numba and
+        # altair; frozen objects are skipped by it, and unfreezing puts them back as they were
+        gc.freeze()
+        try:
+            out[ok] = multipletests(p[ok], method=method)[1]
+        finally:
+            gc.unfreeze()
+    return out.tolist()
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error), in the input order.
+def holm(pvalues: Sequence[float | None]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error), in the input order
+    (statsmodels `multipletests(method="holm")`).
 
     With the m p-values sorted, p_(1) <= … <= p_(m):
     adjusted_(i) = max_{j <= i} min(1, (m - j + 1)·p_(j)). NaN or None entries stay
     NaN and do not count in m.
     """
-    p, ok = _clean(pvalues)
-    out = np.full(p.shape, math.nan)
-    m = ok.size
-    if m:
-        order = ok[np.argsort(p[ok], kind="stable")]
-        scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-        out[order] = np.maximum.accumulate(scaled)
-    return out.tolist()
+    return _adjust(pvalues, "holm")
 
 
-def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini–Hochberg adjusted p-values (false discovery rate), in the input order.
+def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values (false discovery rate), in the input
+    order (statsmodels `multipletests(method="fdr_bh")`).
 
     With p_(1) <= … <= p_(m): adjusted_(i) = min_{j >= i} min(1, m·p_(j) / j).
     NaN or None entries stay NaN and do not count in m.
     """
-    p, ok = _clean(pvalues)
-    out = np.full(p.shape, math.nan)
-    m = ok.size
-    if m:
-        order = ok[np.argsort(p[ok], kind="stable")]
-        scaled = np.minimum(1.0, p[order] * m / np.arange(1, m + 1))
-        out[order] = np.minimum.accumulate(scaled[::-1])[::-1]
-    return out.tolist()
+    return _adjust(pvalues, "fdr_bh")
 
 
-__all__ = ["benjamini_hochberg", "holm", "mcnemar_exact", "mean_interval",
-           "multinomial_intervals", "paired_bootstrap", "two_sided_z", "wilson"]
+__all__ = ["benjamini_hochberg", "clustered_difference", "clustered_mean", "holm",
+           "mcnemar_exact", "mean_interval", "multinomial_intervals", "paired_share_interval",
+           "stuart_maxwell", "two_sided_z", "wilson"]

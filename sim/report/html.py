@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
 th{background:#f4f4f4} td.l,th.l{text-align:left}
 .changed{background:#fde0e0;font-weight:600} .muted{color:#777;font-size:.85rem}
+.failed{color:#b00020;font-weight:600;border-left:4px solid #b00020;padding-left:.5rem}
 figure{margin:1rem 0} .chart svg{max-width:100%;height:auto}
 code{background:#f4f4f4;padding:0 .2rem}
 """
@@ -60,42 +62,79 @@ def _table(frame: pl.DataFrame, formats: dict[str, str] | None = None,
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
-def summary_table(run: Run, freq: pl.DataFrame) -> pl.DataFrame:
-    """One row per variant: matches, each victory share with its interval, end turn."""
-    m = run.matches
-    base = m.group_by("variant").agg(pl.len().alias("matches"),
-                                     pl.col("end_turn").mean().alias("mean_end_turn"))
+def summary_table(run: Run, freq: pl.DataFrame, gold: pl.DataFrame,
+                  errors: pl.DataFrame) -> pl.DataFrame:
+    """One row per variant (every variant, even one whose matches all failed):
+    matches played, finished and failed with the error rate, mean end turn, each
+    victory share with its Wilson interval (over finished matches; "–" with none),
+    and the gold term's share for winners and for standing seats."""
+    ends = run.matches.filter(pl.col("victory").is_not_null()).group_by("variant").agg(
+        pl.col("end_turn").mean().round(1).alias("mean_end_turn"))
+
+    def pct(col: str) -> pl.Expr:
+        return (pl.col(col) * 100).round(1).cast(pl.Utf8)
+
     shares = freq.with_columns(
-        (pl.col("share") * 100).round(1).cast(pl.Utf8).alias("s"),
-        (pl.col("lo") * 100).round(1).cast(pl.Utf8).alias("a"),
-        (pl.col("hi") * 100).round(1).cast(pl.Utf8).alias("b"),
-    ).with_columns(pl.format("{}% [{}, {}]", "s", "a", "b").alias("cell"))
-    wide = shares.pivot(on="victory", index="variant", values="cell")
-    errors = run.errors.group_by("variant").agg(pl.len().alias("errors")) if run.errors.height \
-        else pl.DataFrame({"variant": [], "errors": []}, schema={"variant": pl.Utf8,
-                                                                 "errors": pl.UInt32})
-    return (base.join(wide, on="variant").join(errors, on="variant", how="left")
-            .with_columns(pl.col("errors").fill_null(0), pl.col("mean_end_turn").round(1))
-            .sort("variant"))
+        pl.when(pl.col("share").is_not_null())
+        .then(pl.format("{}% [{}, {}]", pct("share"), pct("lo"), pct("hi")))
+        .otherwise(pl.lit("–")).alias("cell"))
+    golds = gold.with_columns(pl.format("{}%", pct("mean")).alias("cell"),
+                              pl.format("gold share ({})", pl.col("group")).alias("col"))
+    out = errors.select("variant", "played", "finished", "failed",
+                        pl.format("{}%", pct("error_rate")).alias("error_rate"))
+    out = out.join(ends, on="variant", how="left")
+    # a run without any finished match (or seat row) has nothing to pivot
+    for frame, on in ((shares, "victory"), (golds, "col")):
+        if frame.height:
+            out = out.join(frame.pivot(on=on, index="variant", values="cell"), on="variant",
+                           how="left")
+    return out.sort("variant")
+
+
+def failure_line(errors: pl.DataFrame, run_dir: str | Path) -> str:
+    """The red line at the top of a report with failed matches ("" when none failed)."""
+    failed = errors.filter(pl.col("failed") > 0)
+    if failed.height == 0:
+        return ""
+    total, played = int(errors["failed"].sum()), int(errors["played"].sum())
+    per = ", ".join(f"{r['variant']} {r['failed']} of {r['played']}"
+                    for r in failed.iter_rows(named=True))
+    first = failed.row(0, named=True)["first_error"] or ""
+    return (f"<p class='failed'>{total} of {played} matches failed ({html.escape(per)}): "
+            "every number below counts finished matches only, and a pair is compared only "
+            "when both of its matches finished. See the errors table in "
+            f"<code>{html.escape(str(run_dir))}</code> and <code>sim replay-command</code>. "
+            f"First error: {html.escape(first)}</p>")
 
 
 def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
     """The report of `run_dir` as one HTML string."""
     run = load_run(run_dir)
     baseline = baseline or run.baseline
-    variants = sorted(run.matches["variant"].unique().to_list())
+    variants = run.variants
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
                          f"({', '.join(variants)})")
     prov = run.provenance
-    freq = metrics.victory_frequencies(run.matches)
-    tests = pl.concat([
-        metrics.paired_victory_tests(run.matches, baseline).with_columns(
-            pl.lit(None, dtype=pl.Float64).alias("lo"), pl.lit(None, dtype=pl.Float64).alias("hi")),
-        metrics.paired_metric_tests(run.matches, run.seats, run.events, baseline),
-    ], how="diagonal_relaxed") if len(variants) > 1 else None
-    if tests is not None and tests.height:
-        tests = metrics.significance(tests, method="holm")
+    errors = metrics.error_rates(run.matches, run.errors)
+    freq = metrics.victory_frequencies(run.matches, errors=run.errors)
+    tests = mix = None
+    notes: list[str] = []
+    if len(variants) > 1:
+        tests = pl.concat([metrics.paired_victory_tests(run.matches, baseline),
+                           metrics.paired_metric_tests(run.matches, run.seats, run.events,
+                                                       baseline)],
+                          how="diagonal_relaxed")
+        if tests.height:
+            # the report says where resolution limits, in its own words
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", metrics.ResolutionWarning)
+                tests = metrics.significance(tests, method="holm")
+            notes += [str(w.message) for w in caught
+                      if issubclass(w.category, metrics.ResolutionWarning)]
+        mix = metrics.victory_mix_tests(run.matches, baseline)
+        if mix.height:
+            mix = metrics.significance(mix, method="holm")
     gold = metrics.gold_share(run.seats)
     sections: list[str] = []
 
@@ -106,47 +145,64 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
         return f"<figure class='chart'>{_svg(chart)}<figcaption class='muted'>" \
                f"{html.escape(caption)}</figcaption></figure>"
 
-    summary = summary_table(run, freq)
+    summary = summary_table(run, freq, gold, errors)
     section("Summary per variant", _table(summary) +
-            "<p class='muted'>Victory shares with 95% Wilson intervals; baseline: "
-            f"<code>{html.escape(baseline)}</code>.</p>")
+            "<p class='muted'>Victory shares over finished matches with 95% Wilson "
+            "intervals; gold share: the gold term's share of the final score of the "
+            "winners and of the seats standing at the end (eliminated seats, whose whole "
+            f"score is gold, left out); baseline: <code>{html.escape(baseline)}</code>.</p>")
     if tests is not None and tests.height:
         show = tests.select("variant", "metric", "baseline_value", "variant_value",
-                            "difference", "lo", "hi", "p_value", "p_adjusted", "changed")
+                            "difference", "lo", "hi", "p_value", "p_adjusted", "n_pairs",
+                            "changed")
+        limited = "".join(f"<p class='muted'>Resolution: {html.escape(n)}.</p>" for n in notes)
         section("Changed vs baseline",
                 _table(show, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
-                "<p class='muted'>Paired on shared seeds (common random numbers): exact "
-                "McNemar tests for victory types, paired bootstrap for continuous metrics; "
-                "p-values Holm-corrected across all metrics × variants; highlighted rows "
-                "changed at α = 0.05.</p>" + figure(charts.paired_differences(tests),
-                                                     "Variant minus baseline"))
+                "<p class='muted'>Paired on shared seeds (common random numbers), a pair "
+                "only when both matches finished: exact McNemar tests for victory types "
+                "(Newcombe's paired interval of the difference), "
+                "cluster-robust paired t-tests for continuous metrics (seats clustered by "
+                "match); p-values Holm-corrected across all metrics × variants; "
+                "highlighted rows changed at α = 0.05.</p>" + limited +
+                figure(charts.paired_differences(tests), "Variant minus baseline with 95% "
+                       "paired intervals"))
+    if mix is not None and mix.height:
+        section("Victory mix vs baseline",
+                _table(mix, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
+                "<p class='muted'>One joint test of the whole victory mix per variant "
+                "(Stuart–Maxwell, Holm-corrected across variants); victory_changed and "
+                "winner_changed count the paired matches whose victory type or winning "
+                "seat differs from the baseline's.</p>")
     section("Victory types", figure(charts.victory_mix(freq), "Share of matches by victory "
-                                    "type, 95% Wilson intervals (simultaneous intervals in "
-                                    "the table below).") +
+                                    "type, 95% Wilson intervals (simultaneous Goodman "
+                                    "intervals in the table below).") +
             _table(freq, {"share": "pct", "lo": "pct", "hi": "pct", "lo_simultaneous": "pct",
                           "hi_simultaneous": "pct"}))
     section("End turns", figure(charts.end_turns(metrics.end_turn_distribution(run.matches)),
                                 "p10–p90 whiskers, p25–p75 bars, median ticks."))
     section("Gold term", figure(charts.gold_share(gold), "Share of the gold term in the "
-                                "final score (T13).") + _table(gold, {"mean": "pct",
-                                                                      "lo": "pct",
-                                                                      "hi": "pct"}) +
-            figure(charts.gold_share_over_turns(metrics.gold_share_over_turns(run.turns)),
-                   "Mean share per turn.") +
+                                "final score (T13): winners, and seats standing at the end; "
+                                "95% intervals clustered by match.") +
+            _table(gold, {"mean": "pct", "lo": "pct", "hi": "pct"}) +
+            figure(charts.gold_share_over_turns(metrics.gold_share_over_turns(run.turns,
+                                                                              run.seats)),
+                   "Mean share per turn over the seats standing at that turn.") +
             figure(charts.score_decomposition(metrics.score_decomposition(run.seats)),
-                   "Mean points per score term."))
+                   "Mean points per score term, winners and standing seats."))
     falls = metrics.capital_falls_per_match(run.events, run.matches)
     cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(run.events)),
                       ("Eliminations caused by capital falls (V10)",
                        metrics.eliminations_by_fall(run.events)),
                       ("Turns from a first capital fall to elimination",
                        metrics.fall_to_elimination(run.events)),
-                      ("Revolting cities taken by a third seat (V11)",
-                       metrics.revolting_taken_by_third(run.events))]
+                      ("Revolting cities taken by a third seat or retaken by their former "
+                       "owner (V11)", metrics.revolting_taken_by_third(run.events))]
     section("Capital-fall cascades",
             figure(charts.capital_falls(falls), "Capital falls per match, 95% intervals.") +
-            figure(charts.cascade_depth(metrics.cascade_depth(run.events)),
-                   "Capitals lost by one seat within one match.") +
+            figure(charts.cascade_depth(metrics.cascade_depth(run.events, run.seats)),
+                   "Deepest cascade of each seat in each match: falls of the capital the "
+                   f"previous fall named, at most {metrics.CASCADE_WITHIN} turns apart "
+                   "(0: its capital never fell).") +
             "".join(f"<h3>{html.escape(t)}</h3>{_table(f)}" for t, f in cascade_tables))
     section("Seats and personalities",
             figure(charts.win_rates(metrics.win_rate_by_seat(run.seats), "seat"),
@@ -164,7 +220,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + "".join(sections) + "</body></html>")
+            + failure_line(errors, run_dir) + "".join(sections) + "</body></html>")
 
 
 def _provenance(prov: dict[str, Any]) -> str:

@@ -1,0 +1,123 @@
+"""The score and its gold term (T13, T14's Monument points).
+
+One definition per question, used by the summary, the charts and the paired
+tests alike (`share_rows` is the only place a gold share is computed):
+
+* winners: the winner's gold_points / score at the end of each finished match
+  (one value per match);
+* standing: gold_points / score of every seat still standing at the end
+  (`alive`), each seat weighing the same;
+* over turns while standing: gold / score of every seat at the end of each turn
+  before the turn it was eliminated in.
+
+Eliminated seats are left out of all three: they keep their treasury, so their
+whole remaining score is gold and their share is 100 % (T13 counts gold for a
+seat that holds nothing), which says nothing about how standing seats score.
+A seat whose score is 0 has no share and is left out too. Intervals are
+clustered by match (the seats of one match are correlated).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from sim.analysis._frames import TERMS, clustered_means, sort_keys
+
+GROUPS = ("winners", "standing")
+
+
+def _rows(seats: pl.DataFrame, group: str) -> pl.DataFrame:
+    """The seat rows of one question: the winner's ("winners") or the standing
+    seats' ("standing"), with score > 0 (a share of 0 points is undefined)."""
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {GROUPS}, got {group!r}")
+    chosen = pl.col("winner") if group == "winners" else pl.col("alive")
+    return seats.filter(chosen.fill_null(False) & (pl.col("score") > 0))
+
+
+def share_rows(seats: pl.DataFrame, group: str, value: str = "gold_points") -> pl.DataFrame:
+    """The seat rows of one gold-share question with their share.
+
+    Columns: variant, match_index, seat, share (`value` / score, Float64). group
+    "winners": the winner's row of each match; "standing": rows with alive. Only
+    rows with score > 0. `value` may be any `{term}_points` column (the same rows
+    then give that term's share).
+    """
+    return _rows(seats, group).select(
+        "variant", "match_index", "seat",
+        (pl.col(value) / pl.col("score")).cast(pl.Float64).alias("share"))
+
+
+def gold_share(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+    """Share of T13's gold term, floor(gold / gold_per_point), in the final score.
+
+    Columns: variant, group ("winners" | "standing", see the module docstring),
+    mean (mean share over the group's seat rows, each row weighing the same), lo,
+    hi (cluster-robust interval by match, stats.clustered_mean, clipped to [0, 1];
+    null with fewer than 2 matches), n (seat rows used), matches (matches they
+    come from). A group with no row has no row.
+    """
+    rows = pl.concat([share_rows(seats, g).with_columns(pl.lit(g).alias("group"))
+                      for g in GROUPS])
+    out = clustered_means(rows, "share", ["variant", "group"], confidence)
+    out = out.with_columns(pl.col("lo").clip(lower_bound=0.0),
+                           pl.col("hi").clip(upper_bound=1.0))
+    return sort_keys(out, ["variant", "group"], {"group": GROUPS}).select(
+        "variant", "group", "mean", "lo", "hi", "n", "matches")
+
+
+def standing_turns(turns: pl.DataFrame, seats: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The rows of `turns` of seats still standing at the end of that turn.
+
+    With `seats`: rows before the seat's eliminated_turn (all rows of a seat never
+    eliminated). Without: rows where the seat holds region, population, city or
+    Monument points (a standing seat holds at least one city; an eliminated one
+    holds nothing but its gold), the same rows unless a variant sets all those
+    weights to 0.
+    """
+    if seats is None:
+        return turns.filter((pl.col("region") + pl.col("population") + pl.col("cities")
+                             + pl.col("monuments")) > 0)
+    gone = seats.select("variant", "match_index", "seat", "eliminated_turn")
+    return (turns.join(gone, on=["variant", "match_index", "seat"], how="left")
+            .filter(pl.col("eliminated_turn").is_null()
+                    | (pl.col("turn") < pl.col("eliminated_turn")))
+            .drop("eliminated_turn"))
+
+
+def gold_share_over_turns(turns: pl.DataFrame,
+                          seats: pl.DataFrame | None = None) -> pl.DataFrame:
+    """T13's gold term as a share of score, turn by turn, over standing seats.
+
+    Columns: variant, turn, mean_share (mean over the seat rows of that turn that
+    are standing (standing_turns) and have score > 0 of gold / score), n (those
+    rows). Pass `seats` to read eliminations from seats.eliminated_turn.
+    """
+    out = (standing_turns(turns, seats).filter(pl.col("score") > 0)
+           .with_columns((pl.col("gold") / pl.col("score")).alias("share"))
+           .group_by("variant", "turn")
+           .agg(pl.col("share").mean().alias("mean_share"), pl.len().cast(pl.Int64).alias("n")))
+    return out.sort("variant", "turn")
+
+
+def score_decomposition(seats: pl.DataFrame) -> pl.DataFrame:
+    """The final score split into T13's terms (and T14's Monument points).
+
+    Columns: variant, group ("winners" | "standing", the rows of gold_share),
+    term (region, population, cities, gold, monuments), mean_points (mean of
+    `{term}_points` over those rows), share (mean over those rows of
+    `{term}_points` / score, so the gold row equals gold_share's mean and the five
+    shares of a group add up to 1 when the terms add up to the score).
+    """
+    rows = pl.concat([_rows(seats, g).with_columns(pl.lit(g).alias("group"))
+                      for g in GROUPS])
+    out = pl.concat([rows.group_by("variant", "group").agg(
+        pl.lit(t).alias("term"),
+        pl.col(f"{t}_points").cast(pl.Float64).mean().alias("mean_points"),
+        (pl.col(f"{t}_points") / pl.col("score")).cast(pl.Float64).mean().alias("share"))
+        for t in TERMS])
+    return sort_keys(out, ["variant", "group", "term"], {"group": GROUPS, "term": TERMS})
+
+
+__all__ = ["GROUPS", "gold_share", "gold_share_over_turns", "score_decomposition",
+           "share_rows", "standing_turns"]

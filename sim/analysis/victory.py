@@ -1,0 +1,109 @@
+"""Victory types (V01): how often each ends a match, when matches end, and the
+instant victories that almost happened (V16–V18). Sorting and nulls: see _frames."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from sim.analysis._frames import (
+    MATCH,
+    finished,
+    sort_keys,
+    variant_spine,
+    victory_categories,
+    wilson_columns,
+)
+from sim.analysis.stats import multinomial_intervals
+
+
+def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
+                        errors: pl.DataFrame | None = None) -> pl.DataFrame:
+    """How often each victory type ends a finished match (V01: conquest V03,
+    science V16, dominance V18, turn limit V19; human_out only if it occurs).
+
+    Columns: variant, victory, wins, matches (finished matches: a victory; a match
+    that raised is in `errors`, not here), share (wins / matches), lo, hi (Wilson
+    interval of each share alone), lo_simultaneous, hi_simultaneous (Goodman's
+    intervals, which hold for all the variant's victory types together,
+    stats.multinomial_intervals). One row per variant × victory type, zero-win
+    rows included. Pass the run's `errors` so that a variant whose every match
+    failed still has its rows: matches 0, share and bounds null (not NaN).
+    """
+    done = finished(matches)
+    cats = victory_categories(done)
+    spine = variant_spine(matches, *([errors] if errors is not None else []))
+    grid = spine.join(pl.DataFrame({"victory": cats}, schema={"victory": pl.Utf8}),
+                      how="cross")
+    counts = done.group_by("variant", "victory").agg(pl.len().cast(pl.Int64).alias("wins"))
+    out = (grid.join(counts, on=["variant", "victory"], how="left")
+           .with_columns(pl.col("wins").fill_null(0))
+           .with_columns(pl.col("wins").sum().over("variant").alias("matches"))
+           .with_columns(pl.when(pl.col("matches") > 0)
+                         .then(pl.col("wins") / pl.col("matches")).alias("share")))
+    out = sort_keys(out, ["variant", "victory"], {"victory": cats})
+    out = wilson_columns(out, "wins", "matches", confidence)
+    simultaneous: list[tuple[float | None, float | None]] = []
+    for part in out.partition_by("variant", maintain_order=True):
+        wins = part.get_column("wins").to_list()
+        simultaneous += (multinomial_intervals(wins, confidence) if sum(wins)
+                         else [(None, None)] * len(wins))
+    return out.with_columns(
+        pl.Series("lo_simultaneous", [b[0] for b in simultaneous], dtype=pl.Float64),
+        pl.Series("hi_simultaneous", [b[1] for b in simultaneous], dtype=pl.Float64),
+    ).select("variant", "victory", "wins", "matches", "share", "lo", "hi",
+             "lo_simultaneous", "hi_simultaneous")
+
+
+def end_turn_distribution(matches: pl.DataFrame) -> pl.DataFrame:
+    """When matches end, by victory type (V01; V19's turn limit caps it).
+
+    Columns: variant, victory, n, mean, p10, p25, median, p75, p90 (quantiles with
+    linear interpolation). Only victory types that occur have a row.
+    """
+    q = pl.col("end_turn").cast(pl.Float64)
+    out = (finished(matches).group_by("variant", "victory")
+           .agg(pl.len().cast(pl.Int64).alias("n"), q.mean().alias("mean"),
+                q.quantile(0.10, "linear").alias("p10"), q.quantile(0.25, "linear").alias("p25"),
+                q.quantile(0.50, "linear").alias("median"),
+                q.quantile(0.75, "linear").alias("p75"),
+                q.quantile(0.90, "linear").alias("p90")))
+    return sort_keys(out, ["variant", "victory"], {"victory": victory_categories(matches)})
+
+
+def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame,
+                counter_to_win: int = 8) -> pl.DataFrame:
+    """Instant victories that almost happened: dominance (V18) and science (V16, V17).
+
+    dominance_near_misses: runs of a seat's dominance counter (turns table, seat rows
+    in turn order) that reached counter_to_win − 2 or counter_to_win − 1 (6 or 7 by
+    default) and then dropped back to 0; each run counts once, a run still going
+    when the match ends does not count. observatories_lost: observatory_lost events
+    (V17: a queued Observatory lost with its city). matches_with_near_miss: matches
+    with at least one near miss of either kind. Columns: variant, matches,
+    dominance_near_misses, observatories_lost, matches_with_near_miss.
+    """
+    seat = [*MATCH, "seat"]
+    runs = (turns.sort(*seat, "turn")
+            .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
+            .with_columns(pl.col("run").max().over(seat).alias("last_run"))
+            .filter(pl.col("dominance") > 0)
+            .group_by(*seat, "run")
+            .agg(pl.col("dominance").max().alias("peak"), pl.col("last_run").first()))
+    missed = (runs.filter((pl.col("peak") >= counter_to_win - 2)
+                          & (pl.col("peak") < counter_to_win)
+                          & (pl.col("run") < pl.col("last_run")))
+              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom")))
+    lost = (events.filter(pl.col("kind") == "observatory_lost")
+            .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("obs")))
+    per_match = (finished(matches).select(*MATCH)
+                 .join(missed, on=MATCH, how="left").join(lost, on=MATCH, how="left")
+                 .with_columns(pl.col("dom", "obs").fill_null(0)))
+    out = per_match.group_by("variant").agg(
+        pl.len().cast(pl.Int64).alias("matches"),
+        pl.col("dom").sum().alias("dominance_near_misses"),
+        pl.col("obs").sum().alias("observatories_lost"),
+        ((pl.col("dom") + pl.col("obs")) > 0).sum().cast(pl.Int64).alias("matches_with_near_miss"))
+    return out.sort("variant")
+
+
+__all__ = ["end_turn_distribution", "near_misses", "victory_frequencies"]
