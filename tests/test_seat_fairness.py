@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from scipy.stats import chisquare
 
-from sim.analysis.fairness import seat_fairness
+from sim.analysis.seats import seat_fairness
 
 
 def _frames(winners: list[int | None], n_seats: int, variant: str = "v"):

@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sim.analysis.fairness import FAIR_ALPHA, seat_fairness
 from sim.analysis.load import load_run
+from sim.analysis.seats import FAIR_ALPHA, seat_fairness
 
 ROOT = Path(__file__).resolve().parent.parent
 SEATS = (2, 3, 4, 6)

@@ -10,7 +10,7 @@ works in the report, the notebooks and `sim.metrics`.
 * cascades: capital_falls_per_match, cascade_depth, cascade_links,
   transfers_per_fall, eliminations_by_fall, fall_to_elimination,
   revolting_taken_by_third (V08–V13)
-* seats: win_rate_by_seat, win_rate_by_personality
+* seats: win_rate_by_seat, win_rate_by_personality, seat_fairness (D1)
 * errors: error_rates (matches that raised)
 
 The definitions are listed in sim.analysis's docstring; sorting and null
@@ -48,11 +48,17 @@ from sim.analysis.paired import (
     significance,
     victory_mix_tests,
 )
-from sim.analysis.seats import win_rate_by_personality, win_rate_by_seat
+from sim.analysis.seats import (
+    FAIR_ALPHA,
+    seat_fairness,
+    win_rate_by_personality,
+    win_rate_by_seat,
+)
 from sim.analysis.victory import end_turn_distribution, near_misses, victory_frequencies
 
 __all__ = [
     "CASCADE_WITHIN",
+    "FAIR_ALPHA",
     "GROUPS",
     "HUMAN_OUT",
     "PAIRED_METRICS",
@@ -75,6 +81,7 @@ __all__ = [
     "paired_victory_tests",
     "revolting_taken_by_third",
     "score_decomposition",
+    "seat_fairness",
     "share_rows",
     "significance",
     "standing_turns",
