@@ -14,6 +14,7 @@ from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.world.setup import setup_match
+from sim.rules.codes import LOG_DOMINANCE, LOG_GOLD_STOCK, LOG_SCORE, N_SCORE_TERMS, TURN_FIELDS
 
 
 @njit
@@ -24,11 +25,11 @@ def record_turn(st, tb, board, turn_log: np.ndarray) -> None:
         return
     terms, _counts, score, _rank = scores(st, tb, board)
     for s in range(st.n_seats[0]):
-        for k in range(5):
+        for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
             turn_log[t, s, k] = terms[s, k]
-        turn_log[t, s, 5] = score[s]
-        turn_log[t, s, 6] = st.seat_dominance[s]
-        turn_log[t, s, 7] = st.seat_gold[s]
+        turn_log[t, s, LOG_SCORE] = score[s]
+        turn_log[t, s, LOG_DOMINANCE] = st.seat_dominance[s]
+        turn_log[t, s, LOG_GOLD_STOCK] = st.seat_gold[s]
 
 
 @njit
@@ -66,7 +67,7 @@ def run_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64, path: np.nd
 @njit
 def play_turns(st, tb, board, path: np.ndarray, n: np.int64) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
-    turn_log = np.zeros((0, 1, 8), dtype=np.int64)
+    turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
     for _ in range(n):
         if st.finished[0]:
             return

@@ -60,6 +60,7 @@ class MapT(_Model):
     villages_per_seat: Annotated[int, Field(ge=0, le=4)]
     camps_per_seat: Annotated[int, Field(ge=0, le=4)]
     camp_min_distance: Annotated[int, Field(ge=1, le=20)]
+    camp_min_spacing: Annotated[int, Field(ge=1, le=20)]
     start_edge_margin: Annotated[int, Field(ge=0, le=10)]
     terrain_weights: TerrainWeights
     node_weights: NodeWeights
@@ -157,6 +158,7 @@ class NeutralsT(_Model):
     bandit_attack: Count
     bandit_defence: Positive
     bandit_hp: Positive
+    bandit_moves: Annotated[int, Field(ge=1, le=10)]
     camp_clear_gold: Count
 
 

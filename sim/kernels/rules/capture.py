@@ -23,6 +23,7 @@ from sim.kernels.rules.events import (
     log_event,
 )
 from sim.rules.codes import (
+    COL_A,
     EV_CAPITAL_FALL,
     EV_CAPTURE,
     EV_KEPT,
@@ -195,6 +196,6 @@ def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -
         st.city_capital[best] = 1
         st.seat_capital[old] = best
         if fall_row < st.event_log.shape[0]:
-            st.event_log[fall_row, 5] = best
+            st.event_log[fall_row, COL_A] = best  # the capital_fall row names the new capital
     else:
         eliminate(st, old, by, fall_row)

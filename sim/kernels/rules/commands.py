@@ -26,6 +26,7 @@ from sim.rules.codes import (
     EV_OBSERVATORY_QUEUED,
     EV_TILE_BOUGHT,
     EV_TRUCE,
+    N_DIRECTIONS,
     OK,
     R_ALREADY_BUILT,
     R_ALREADY_QUEUED,
@@ -106,7 +107,7 @@ def path_length(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> 
             return dist[t]
         if dist[t] >= budget:
             continue
-        for k in range(6):
+        for k in range(N_DIRECTIONS):
             m = board.neighbours[t, k]
             if m < 0 or dist[m] >= 0 or st.tile_unit[m] >= 0:
                 continue

@@ -19,6 +19,9 @@ from sim.rules.codes import (
     EV_PACT_END,
     EV_VICTORY,
     HUMAN_OUT,
+    N_DIRECTIONS,
+    N_NODE_KINDS,
+    N_YIELDS,
 )
 
 
@@ -160,15 +163,16 @@ def city_yields(st, tb, city: np.int64, node_yields: np.ndarray) -> np.ndarray:
 
     node_yields: (C, 3) from territory.node_income.
     """
-    out = np.zeros(4, dtype=np.int64)
+    out = np.zeros(N_YIELDS, dtype=np.int64)
     pop = st.city_pop[city]
-    for k in range(4):
+    for k in range(N_YIELDS):
         out[k] = tb.yield_base[k] + tb.yield_per_population[k] * pop
-    for k in range(3):
+    # the node kinds are the first yields (sim.rules.codes.YIELDS)
+    for k in range(N_NODE_KINDS):
         out[k] += node_yields[city, k]
     for b in range(tb.building_cost.shape[0]):
         if st.city_buildings[city, b]:
-            for k in range(4):
+            for k in range(N_YIELDS):
                 out[k] += tb.building_yield[b, k]
     return out
 
@@ -179,7 +183,7 @@ def free_tile_near(st, tb, board, tile: np.int64, seat: np.int64) -> np.int64:
     (direction order, sim.world.board) that is not another side's city; -1 if none."""
     if st.tile_unit[tile] < 0:
         return tile
-    for k in range(6):
+    for k in range(N_DIRECTIONS):
         n = board.neighbours[tile, k]
         if n < 0 or st.tile_unit[n] >= 0 or not tb.terrain_passable[st.tile_terrain[n]]:
             continue
@@ -250,7 +254,7 @@ def unit_stat_hp(tb, unit_type: np.int64) -> np.int64:
 
 @njit
 def unit_stat_moves(tb, unit_type: np.int64) -> np.int64:
-    return np.int64(1) if unit_type < 0 else tb.unit_moves[unit_type]
+    return tb.bandit_moves if unit_type < 0 else tb.unit_moves[unit_type]
 
 
 @njit

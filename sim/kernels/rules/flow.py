@@ -43,7 +43,13 @@ from sim.rules.codes import (
     EV_REVOLT_START,
     EV_UNIT_DISBANDED,
     EV_UNREST,
+    FOOD,
+    GOLD,
+    N_DIRECTIONS,
+    PERCENT,
+    PRODUCTION,
     REVOLT_UNREST,
+    SCIENCE,
     SCIENCE_WIN,
     TURN_LIMIT,
 )
@@ -77,14 +83,14 @@ def flow_income(st, tb, board, seat: np.int64) -> None:
         y = city_yields(st, tb, c, nodes)
         if st.city_revolt[c] > 0:
             if knows_law:
-                st.city_food[c] += y[0] * tb.law_share_pct // 100
-                st.seat_gold[seat] += y[2] * tb.law_share_pct // 100
+                st.city_food[c] += y[FOOD] * tb.law_share_pct // PERCENT
+                st.seat_gold[seat] += y[GOLD] * tb.law_share_pct // PERCENT
             continue
-        st.city_food[c] += y[0]
+        st.city_food[c] += y[FOOD]
         if st.city_queue[c, 0] >= 0:
-            st.city_production[c] += y[1]
-        st.seat_gold[seat] += y[2]
-        st.seat_science[seat] += y[3]
+            st.city_production[c] += y[PRODUCTION]
+        st.seat_gold[seat] += y[GOLD]
+        st.seat_science[seat] += y[SCIENCE]
     n_military = 0
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
@@ -221,7 +227,7 @@ def dominance_check(st, tb, seat: np.int64) -> None:
     """V18, B5: share >= share_pct adds 1 to the counter, else it resets; reaching
     counter_to_win wins at once. Villages count in neither side of the share."""
     held, total = dominance_shares(st.city_tile, st.city_owner, st.n_seats[0])
-    if total > 0 and held[seat] * 100 >= tb.dominance_share_pct * total:
+    if total > 0 and held[seat] * PERCENT >= tb.dominance_share_pct * total:
         st.seat_dominance[seat] += 1
     else:
         st.seat_dominance[seat] = 0
@@ -277,7 +283,7 @@ def start_of_turn(st, tb, board) -> None:
             st.camp_timer[m] = 0
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == BANDIT:
-            st.unit_moves_left[u] = 1
+            st.unit_moves_left[u] = tb.bandit_moves
             bandit_strike(st, tb, board, u)
 
 
@@ -286,7 +292,7 @@ def bandit_strike(st, tb, board, u: np.int64) -> None:
     """A bandit attacks the first seat unit next to it that is not in a city
     (direction order, sim.world.board): bandits fight units, never cities (V06)."""
     here = st.unit_tile[u]
-    for k in range(6):
+    for k in range(N_DIRECTIONS):
         t = board.neighbours[here, k]
         if t < 0 or st.tile_site[t] >= 0:
             continue

@@ -27,7 +27,8 @@ def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
     terrain, node, starts, villages, camps = generate_map_kernel(
         rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
         tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
-        tb.camps_per_seat, tb.camp_min_distance, tb.city_min_distance, tb.start_edge_margin)
+        tb.camps_per_seat, tb.camp_min_distance, tb.camp_min_spacing, tb.city_min_distance,
+        tb.start_edge_margin)
     n = terrain.shape[0]
     for t in range(n):
         st.tile_terrain[t] = terrain[t]
