@@ -192,7 +192,8 @@ class Unit(_Model):
     attack: Count
     defence: Positive
     moves: Annotated[int, Field(ge=1, le=10)]
-    range: Annotated[int, Field(ge=0, le=10)]
+    # the AI looks for targets in the board's disc table, which reaches MAX_DISC_RADIUS
+    range: Annotated[int, Field(ge=0, le=MAX_DISC_RADIUS)]
     tech: str = ""
     founds_city: bool = False
     city_attack_pct: Annotated[int, Field(ge=0, le=1000)] = 100
@@ -218,21 +219,152 @@ Personality = _per_code("Personality", PERSONALITY_WEIGHTS, Pct,
                         "The weights (0-100) a seat's utility AI multiplies its options by.")
 
 
-class AIT(_Model):
-    war_turn: Annotated[int, Field(ge=0, le=10_000)]
+# ---------------------------------------------------------------- the AI (C: AI)
+# Every number the utility AI decides by, in one sub-table per part of sim/kernels/ai.
+# All seats share them for now; only the four personality weights differ by seat.
+Steps = Annotated[int, Field(ge=0, le=60)]             # a distance on the board (radius <= 30)
+AIValue = Annotated[int, Field(ge=0, le=100_000)]     # a utility, bonus or cost
+AIScale = Annotated[int, Field(ge=1, le=100_000)]     # a scale, divisor or offset under a division
+AIPct = Annotated[int, Field(ge=0, le=10_000)]        # a share in percent (may exceed 100)
+AICount = Annotated[int, Field(ge=0, le=100)]         # units or settlers
+
+
+class AIResearchT(_Model):
+    """sim/kernels/ai/research.py"""
+
+    research_weight_base: AIValue
+    research_value_scale: AIScale
+    research_cost_offset: AIScale
+
+
+class AIDiplomacyT(_Model):
+    """sim/kernels/ai/diplomacy.py"""
+
+    peace_window: Annotated[int, Field(ge=0, le=1000)]
+    peace_threat_radius: Steps
+    peace_min_units: Annotated[int, Field(ge=1, le=100)]
+
+
+class AIDefenceT(_Model):
+    """sim/kernels/ai/threats.py, military.py: threats to the seat's cities"""
+
+    threat_radius: Steps
     defend_radius: Annotated[int, Field(ge=0, le=10)]
-    defenders: Annotated[int, Field(ge=0, le=100)]
+    defenders: AICount
+    defend_reach: Steps
+
+
+class AIArmyT(_Model):
+    """sim/kernels/ai/production.py: how many and which fighting units"""
+
     army_base_pct: Annotated[int, Field(ge=0, le=1000)]
     army_military_pct: Annotated[int, Field(ge=0, le=1000)]
+    war_army_pct: Annotated[int, Field(ge=0, le=1000)]
+    war_army_extra: AICount
+    threat_per_unit: AIScale
     siege_share_pct: Pct
     upkeep_share_pct: Annotated[int, Field(ge=0, le=1000)]
-    muster_units: Annotated[int, Field(ge=0, le=100)]
+    recruit_shortfall_value: AIValue
+    recruit_threat_value: AIValue
+    recruit_garrison_value: AIValue
+    melee_attack_weight: AIValue
+    melee_defence_weight: AIValue
+    ranged_unit_attack_weight: AIValue
+    ranged_defence_weight: AIValue
+    pick_value_scale: AIScale
+    pick_cost_offset: AIScale
+
+
+class AIExpansionT(_Model):
+    """sim/kernels/ai/production.py, sites.py: settlers and founding sites"""
+
+    max_settlers: AICount
+    settler_expansion_value: AIValue
+    settler_city_cost: AIValue
+    site_ring_radius: Annotated[int, Field(ge=0, le=MAX_DISC_RADIUS)]
+    site_tile_value: AIValue
+    site_node_value: AIValue
+    site_distance_cost: AIValue
+    site_search_radius: Steps
+    found_here_slack: AIValue
+
+
+class AIBuildingsT(_Model):
+    """sim/kernels/ai/production.py: which building"""
+
+    building_yield_value: AIValue
+    defence_threat_value: AIValue
+    defence_military_pct: AIPct
+    score_building_value: AIValue
+    score_building_late_value: AIValue
+    late_game_pct: Pct
+    revolt_building_value: AIValue
+    science_victory_value: AIValue
+    building_value_scale: AIScale
+    building_cost_offset: AIScale
+
+
+class AIGoldT(_Model):
+    """sim/kernels/ai/gold.py"""
+
+    rush_price_pct: AIPct
+    rush_economy_base: AIScale
+    rush_reserve: AIValue
+    tile_buy_min_economy: Pct
+    tile_buy_reserve: AIValue
+
+
+class AIWarT(_Model):
+    """sim/kernels/ai/threats.py, military.py: when, where and how the army marches"""
+
+    war_turn: Annotated[int, Field(ge=0, le=10_000)]
+    early_war_units_per_city: AICount
+    early_war_weight_step: AIScale
+    village_min_army: AICount
+    village_search_radius: Steps
+    camp_search_radius: Steps
+    muster_units: AICount
     muster_radius: Annotated[int, Field(ge=1, le=10)]
-    observatory_value: Annotated[int, Field(ge=0, le=10_000)]
-    capital_value: Annotated[int, Field(ge=0, le=10_000)]
-    transfer_value_pct: Annotated[int, Field(ge=0, le=1000)]
     finish_nearest: bool
+    target_military_base: AIScale
+    target_value_scale: AIScale
+    target_distance_offset: AIScale
+    city_base_value: AIValue
+    city_pop_value: AIValue
+    village_value: AIValue
+    capital_value: Annotated[int, Field(ge=0, le=10_000)]
+    capital_finishing_factor: AICount
+    transfer_value_pct: Annotated[int, Field(ge=0, le=1000)]
+    city_building_value: AIValue
+    revolt_value: AIValue
     dominance_value: Annotated[int, Field(ge=0, le=10_000)]
+    observatory_value: Annotated[int, Field(ge=0, le=10_000)]
+
+
+class AICombatT(_Model):
+    """sim/kernels/ai/military.py: which attack is worth it (T16 preview)"""
+
+    reckless_military: Pct
+    strike_city_value: AIValue
+    strike_city_value_divisor: AIScale
+    strike_city_cost: AIValue
+    strike_zero_value: AIValue
+    strike_unit_value: AIValue
+    strike_unit_cost_base: AIValue
+    strike_unit_cost_divisor: AIScale
+    strike_kill_value: AIValue
+
+
+class AIT(_Model):
+    research: AIResearchT
+    diplomacy: AIDiplomacyT
+    defence: AIDefenceT
+    army: AIArmyT
+    expansion: AIExpansionT
+    buildings: AIBuildingsT
+    gold: AIGoldT
+    war: AIWarT
+    combat: AICombatT
     personalities: Annotated[dict[str, Personality], Field(min_length=1)]
 
 
