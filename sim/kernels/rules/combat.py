@@ -17,6 +17,8 @@ none, and a city strikes back only when `city_retaliation` is set.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -46,9 +48,14 @@ from sim.rules.codes import (
     TARGET_UNIT,
 )
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
 
 @njit
-def city_defence_strength(st, tb, city: np.int64) -> np.int64:
+def city_defence_strength(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """Defence strength ×100 of a city with terrain, Walls and revolt (V11) applied."""
     if st.city_owner[city] < 0:
         base = tb.village_defence
@@ -65,13 +72,13 @@ def city_defence_strength(st, tb, city: np.int64) -> np.int64:
 
 
 @njit
-def unit_defence_strength(st, tb, unit: np.int64) -> np.int64:
+def unit_defence_strength(st: State, tb: TableArrays, unit: np.int64) -> np.int64:
     pct = PERCENT + tb.terrain_defence_pct[st.tile_terrain[st.unit_tile[unit]]]
     return max(unit_stat_defence(tb, st.unit_type[unit]) * max(pct, 0), np.int64(1))
 
 
 @njit
-def may_attack_owner(st, seat: np.int64, owner: np.int64) -> np.int64:
+def may_attack_owner(st: State, seat: np.int64, owner: np.int64) -> np.int64:
     """OK, or why `seat` may not attack what `owner` holds (V07): own, truce, pact."""
     if owner == seat:
         return R_ATTACK_OWN
@@ -84,7 +91,8 @@ def may_attack_owner(st, seat: np.int64, owner: np.int64) -> np.int64:
 
 
 @njit
-def attack_outcome(st, tb, board, unit: np.int64, target_tile: np.int64, seat: np.int64):
+def attack_outcome(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
+                   seat: np.int64):
     """Preview an attack by `unit` (acting for `seat`) on whatever stands on `target_tile`.
 
     Returns (reason, target_kind, target_id, damage_to_target, damage_to_attacker).
@@ -139,7 +147,7 @@ def attack_outcome(st, tb, board, unit: np.int64, target_tile: np.int64, seat: n
 
 
 @njit
-def resolve_attack(st, tb, board, unit: np.int64, target_tile: np.int64,
+def resolve_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
                    seat: np.int64) -> np.int64:
     """Perform the attack `attack_outcome` previews; returns its reason code.
 
