@@ -263,6 +263,7 @@ class AIArmyT(_Model):
     war_army_extra: AICount
     threat_per_unit: AIScale
     siege_share_pct: Pct
+    threat_ranged_max_pct: Pct
     upkeep_share_pct: Annotated[int, Field(ge=0, le=1000)]
     recruit_shortfall_value: AIValue
     recruit_threat_value: AIValue

@@ -94,8 +94,8 @@ def choose_item(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
     unit = melee
     if siege >= 0 and (melee < 0 or n_ranged * PERCENT < (army + 1) * tb.siege_share_pct):
         unit = siege
-    # under threat, more than half the army ranged: a melee unit holds the city
-    if threat > 0 and melee >= 0 and n_ranged * 2 > army:
+    # under threat, with much of the army ranged, a melee unit holds the city
+    if threat > 0 and melee >= 0 and n_ranged * PERCENT > army * tb.threat_ranged_max_pct:
         unit = melee
     desired = n_cities * (tb.army_base_pct + w[W_MILITARY] * tb.army_military_pct // PERCENT) \
         // PERCENT
