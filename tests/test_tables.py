@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from sim.rules.record import FIELDS, NOT_IN_RECORD, source_pattern
 from sim.rules.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides, tables_hash
 from tests.conftest import FIXTURE_TABLES
 
@@ -158,3 +160,116 @@ def test_fixture_tables_have_the_same_keys_as_the_defaults():
     default = keys(tomllib.loads(DEFAULT_TABLES.read_text()))
     fixture = keys(tomllib.loads(FIXTURE_TABLES.read_text()))
     assert default == fixture
+
+
+# ---------------------------------------------------------------- the record (sim.rules.record)
+
+
+def numeric_leaves(node, prefix=()):
+    """(dotted key, value) of every number and flag of resolved tables data."""
+    for k, v in node.items():
+        path = (*prefix, k)
+        if isinstance(v, dict):
+            yield from numeric_leaves(v, path)
+        elif isinstance(v, bool | int):
+            yield ".".join(path), v
+
+
+def fields_of(key: str) -> set[str]:
+    """The record fields whose sources name `key`."""
+    return {f.name for f in FIELDS for src in f.sources if source_pattern(src).match(key)}
+
+
+def changed_fields(a, b) -> set[str]:
+    return {n for n in a.dtype.names if not np.array_equal(a[n], b[n])}
+
+
+def a_variant(tables, key: str, value):
+    """The tables with `key` nudged to a valid different value (None if none validates)."""
+    candidates = [not value] if isinstance(value, bool) else [value + 1, value - 1]
+    for new in candidates:
+        try:
+            return tables.with_overrides({key: new})
+        except TablesError:
+            continue
+    return None
+
+
+def test_every_numeric_schema_value_reaches_the_record(tables):
+    """Each number and flag of the tables feeds the record fields the field map says it
+    does, and only those: nudging it changes exactly them. Keys only Python reads are
+    the declared NOT_IN_RECORD ones."""
+    base = tables.arrays()
+    leaves = list(numeric_leaves(tables.data))
+    assert len(leaves) > 200
+    skipped = []
+    for key, value in leaves:
+        if any(key == k or key.startswith(k + ".") for k in NOT_IN_RECORD):
+            assert not fields_of(key), key
+            continue
+        expected = fields_of(key)
+        assert expected, f"{key} feeds no record field"
+        variant = a_variant(tables, key, value)
+        if variant is None:
+            skipped.append(key)
+            continue
+        assert changed_fields(base, variant.arrays()) == expected, key
+    # only flags the cross-checks pin (the one science building, the one settler)
+    assert set(skipped) <= {"buildings.observatory.science_victory",
+                            "units.settler.founds_city"}, skipped
+
+
+def test_names_and_choices_reach_the_record_as_codes(tables):
+    base = tables.arrays()
+    techs = tables.tech_names
+    for key, value, field in [
+        ("revolt.law_tech", "philosophy", "law_tech"),
+        ("techs.law.focus", "military", "tech_focus"),
+        ("units.warrior.tech", "archery", "unit_tech"),
+        ("events.cards.harvest.kind", "gold", "card_kind"),
+        ("match.start_units", ["settler"], "start_units"),
+        ("techs.law.requires", ["archery"], "tech_requires"),
+    ]:
+        variant = tables.with_overrides({key: value})
+        assert changed_fields(base, variant.arrays()) == {field}, key
+    tb = tables.with_overrides({"revolt.law_tech": "philosophy"}).arrays()
+    assert tb.law_tech == techs.index("philosophy")
+
+
+def test_every_field_source_is_a_schema_key(tables):
+    """No stale entry in the field map: each source names at least one key of the tables."""
+    keys = set()
+
+    def walk(node, prefix=()):
+        for k, v in node.items():
+            keys.add(".".join((*prefix, k)))
+            if isinstance(v, dict):
+                walk(v, (*prefix, k))
+
+    walk(tables.data)
+    for f in FIELDS:
+        for src in f.sources:
+            assert any(source_pattern(src).match(k) for k in keys), (f.name, src)
+    assert set(NOT_IN_RECORD) <= keys
+
+
+def test_kernels_read_only_fields_the_record_has():
+    """Every `tb.<name>` in sim/kernels is a record field (a typo fails here, not in numba)."""
+    import ast
+
+    import sim
+
+    names = {f.name for f in FIELDS}
+    kernels = Path(sim.__file__).parent / "kernels"
+    missing = []
+    for path in sorted(kernels.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    node.value.id == "tb" and node.attr not in names:
+                missing.append(f"{path}:{node.lineno}: tb.{node.attr}")
+    assert not missing, "\n".join(missing)
+
+
+def test_record_dtypes_are_int64_and_uint8_flags(tb):
+    for f in FIELDS:
+        assert tb.dtype[f.name].base == (np.uint8 if f.flag else np.int64), f.name

@@ -7,6 +7,8 @@ checker between turns, and `play_turns` lets scenarios hand a position to the AI
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -14,31 +16,38 @@ from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.world.setup import setup_match
+from sim.rules.codes import LOG_DOMINANCE, LOG_GOLD_STOCK, LOG_SCORE, N_SCORE_TERMS, TURN_FIELDS
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
 
 
 @njit
-def record_turn(st, tb, board, turn_log: np.ndarray) -> None:
+def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) -> None:
     """turn_log[turn, seat] = score terms, score, dominance counter, gold stock."""
     t = st.turn[0]
     if t >= turn_log.shape[0]:
         return
     terms, _counts, score, _rank = scores(st, tb, board)
     for s in range(st.n_seats[0]):
-        for k in range(5):
+        for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
             turn_log[t, s, k] = terms[s, k]
-        turn_log[t, s, 5] = score[s]
-        turn_log[t, s, 6] = st.seat_dominance[s]
-        turn_log[t, s, 7] = st.seat_gold[s]
+        turn_log[t, s, LOG_SCORE] = score[s]
+        turn_log[t, s, LOG_DOMINANCE] = st.seat_dominance[s]
+        turn_log[t, s, LOG_GOLD_STOCK] = st.seat_gold[s]
 
 
 @njit
-def begin_match(st, tb, board) -> None:
+def begin_match(st: State, tb: TableArrays, board: Board) -> None:
     """Open turn 1 (the opening seat's flow runs, T12)."""
     open_turn(st, tb, board)
 
 
 @njit
-def play_one_turn(st, tb, board, path: np.ndarray, turn_log: np.ndarray) -> None:
+def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+                  turn_log: np.ndarray) -> None:
     """The AI plays the active seat and every later seat of the current turn; the
     turn is recorded after its last seat played, before the next turn opens."""
     t = st.turn[0]
@@ -54,8 +63,8 @@ def play_one_turn(st, tb, board, path: np.ndarray, turn_log: np.ndarray) -> None
 
 
 @njit
-def run_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64, path: np.ndarray,
-              turn_log: np.ndarray) -> None:
+def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
+              path: np.ndarray, turn_log: np.ndarray) -> None:
     """Set up a match on an empty state and play it to its end."""
     setup_match(st, tb, board, rng_map, n_seats)
     begin_match(st, tb, board)
@@ -64,9 +73,9 @@ def run_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64, path: np.nd
 
 
 @njit
-def play_turns(st, tb, board, path: np.ndarray, n: np.int64) -> None:
+def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np.int64) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
-    turn_log = np.zeros((0, 1, 8), dtype=np.int64)
+    turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
     for _ in range(n):
         if st.finished[0]:
             return

@@ -6,13 +6,15 @@ the integer constants unpack it, so a code and its name cannot drift apart: the
 code of a name is its position in the tuple.
 
 None of these are balance values (those live in `tables/*.toml` and reach kernels
-as arguments); they are enumerations, sentinels and fixed array capacities.
+as arguments); they are enumerations, sentinels, fixed array capacities, sizes
+and units of measure.
 """
 
 from __future__ import annotations
 
 # ---------------------------------------------------------------- owners and sentinels
 NONE = -1      # no city, no unit, empty slot, "not set" everywhere
+UNSET = -2     # a cached lookup not made yet (NONE: made, and it found nothing)
 NEUTRAL = -2   # city_owner of a neutral village (V06, T06)
 BANDIT = -3    # unit_owner of a bandit (V06)
 OWNER_NAMES = {NEUTRAL: "neutral", BANDIT: "bandit"}  # seats are named by their index
@@ -33,6 +35,18 @@ FOOD, PRODUCTION, GOLD = range(len(NODE_KINDS))
 # a city's yields: the three node kinds, then science (index 3)
 YIELDS = (*NODE_KINDS, "science")
 SCIENCE = YIELDS.index("science")
+N_NODE_KINDS = len(NODE_KINDS)
+N_YIELDS = len(YIELDS)
+N_DIRECTIONS = 6  # neighbours of a hex tile; sim.world.board draws their order
+# tiles within r steps of a tile on an unbounded board, 3r(r+1) + 1, for r = 0..MAX_DISC_RADIUS:
+# the first DISC_SIZES[r] entries of a board's disc row are the tiles within r steps
+DISC_SIZES = tuple(3 * r * (r + 1) + 1 for r in range(MAX_DISC_RADIUS + 1))
+TIE_KEY_RANGE = 1 << 30  # map generation draws its random tie-break keys below this
+
+# ---------------------------------------------------------------- units of measure
+# every *_pct value of the tables is in percent of this; combat strengths are in
+# percent of a point too (attack at 100 % is attack × PERCENT), so % modifiers stay exact
+PERCENT = 100
 
 # ---------------------------------------------------------------- victory (V01 order)
 # V01 precedence is ascending code order: conquest beats science beats dominance ...
@@ -54,8 +68,11 @@ W_EXPANSION, W_MILITARY, W_SCIENCE, W_ECONOMY = range(len(PERSONALITY_WEIGHTS))
 # ---------------------------------------------------------------- score terms (T13)
 SCORE_TERMS = ("region", "population", "cities", "gold", "monuments")
 TERM_REGION, TERM_POPULATION, TERM_CITIES, TERM_GOLD, TERM_MONUMENTS = range(len(SCORE_TERMS))
-# tile, population, city and monument counts behind the terms (sim.kernels territory)
-SCORE_COUNTS = ("region_tiles", "population", "cities", "monuments")
+N_SCORE_TERMS = len(SCORE_TERMS)
+# the counts behind the terms and the T11 tiebreak (sim.kernels.rules.territory.score_terms)
+SCORE_COUNTS = ("region_tiles", "population", "cities", "gold_stock")
+COUNT_REGION, COUNT_POPULATION, COUNT_CITIES, COUNT_GOLD = range(len(SCORE_COUNTS))
+N_SCORE_COUNTS = len(SCORE_COUNTS)
 
 # ---------------------------------------------------------------- the per-turn record
 # turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter and
@@ -70,6 +87,7 @@ LOG_GOLD_STOCK = TURN_LOG_FIELDS.index("gold_stock")
 # Each event is one int64 row of these fields; what a, b and c hold depends on the kind.
 EVENT_COLUMNS = ("turn", "kind", "seat", "by", "city", "a", "b", "c")
 EVENT_FIELDS = len(EVENT_COLUMNS)
+(COL_TURN, COL_KIND, COL_SEAT, COL_BY, COL_CITY, COL_A, COL_B, COL_C) = range(EVENT_FIELDS)
 # kind: what seat / by / city / a / b hold
 EVENT_KINDS = {
     "capture": "seat=old owner (-2 village), by=capturer, city, a=unit",

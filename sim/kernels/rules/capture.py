@@ -6,6 +6,8 @@ check (V03, V06, B6).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -23,6 +25,7 @@ from sim.kernels.rules.events import (
     log_event,
 )
 from sim.rules.codes import (
+    COL_A,
     EV_CAPITAL_FALL,
     EV_CAPTURE,
     EV_KEPT,
@@ -40,9 +43,15 @@ from sim.rules.codes import (
     REVOLT_TRANSFER,
 )
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
 
 @njit
-def enter_check(st, tb, board, unit: np.int64, city: np.int64, seat: np.int64) -> np.int64:
+def enter_check(st: State, tb: TableArrays, board: Board, unit: np.int64, city: np.int64,
+                seat: np.int64) -> np.int64:
     """OK, or why `unit` of `seat` may not enter `city` (V05, V07)."""
     if unit < 0 or unit >= st.n_units[0] or st.unit_tile[unit] < 0:
         return R_NO_UNIT
@@ -67,7 +76,7 @@ def enter_check(st, tb, board, unit: np.int64, city: np.int64, seat: np.int64) -
 
 
 @njit
-def _wipe_queue(st, tb, city: np.int64, by: np.int64) -> None:
+def _wipe_queue(st: State, tb: TableArrays, city: np.int64, by: np.int64) -> None:
     """Clear the queue and accumulated production; an Observatory in it is lost (V17)."""
     n_units = tb.unit_cost.shape[0]
     for k in range(st.city_queue.shape[1]):
@@ -80,7 +89,7 @@ def _wipe_queue(st, tb, city: np.int64, by: np.int64) -> None:
 
 
 @njit
-def revolt_turns_for_transfer(st, tb, city: np.int64) -> np.int64:
+def revolt_turns_for_transfer(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """V11 length minus the Divan's shortening (V13), never below 0."""
     turns = tb.revolt_transfer_turns
     for b in range(tb.building_revolt_shorten.shape[0]):
@@ -90,7 +99,8 @@ def revolt_turns_for_transfer(st, tb, city: np.int64) -> np.int64:
 
 
 @njit
-def capture_city(st, tb, board, unit: np.int64, city: np.int64, seat: np.int64) -> np.int64:
+def capture_city(st: State, tb: TableArrays, board: Board, unit: np.int64, city: np.int64,
+                 seat: np.int64) -> np.int64:
     """Apply `enter` after `enter_check` said OK. Returns the capture event's row.
 
     V05 on the city itself (B7 for a village): population −1 (never below 1),
@@ -129,7 +139,7 @@ def capture_city(st, tb, board, unit: np.int64, city: np.int64, seat: np.int64) 
 
 
 @njit
-def _holds_city(st, seat: np.int64) -> bool:
+def _holds_city(st: State, seat: np.int64) -> bool:
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
             return True
@@ -137,7 +147,7 @@ def _holds_city(st, seat: np.int64) -> bool:
 
 
 @njit
-def _step_out(st, tb, board, tile: np.int64, old: np.int64) -> None:
+def _step_out(st: State, tb: TableArrays, board: Board, tile: np.int64, old: np.int64) -> None:
     """Move a unit of `old` out of the (now foreign) city on `tile`, or lose it."""
     u = st.tile_unit[tile]
     if u < 0 or st.unit_owner[u] != old:
@@ -152,7 +162,8 @@ def _step_out(st, tb, board, tile: np.int64, old: np.int64) -> None:
 
 
 @njit
-def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -> None:
+def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old: np.int64,
+                 by: np.int64) -> None:
     """V08–V10, V12, V13: split the empire of `old` whose capital `fallen` was taken by `by`.
 
     Cities of `old` within capital_fall_radius steps (inclusive) of the fallen
@@ -195,6 +206,6 @@ def capital_fall(st, tb, board, fallen: np.int64, old: np.int64, by: np.int64) -
         st.city_capital[best] = 1
         st.seat_capital[old] = best
         if fall_row < st.event_log.shape[0]:
-            st.event_log[fall_row, 5] = best
+            st.event_log[fall_row, COL_A] = best  # the capital_fall row names the new capital
     else:
         eliminate(st, old, by, fall_row)

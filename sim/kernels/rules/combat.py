@@ -3,7 +3,8 @@
 `attack_outcome` is both the preview and the resolution: `resolve_attack`
 applies exactly what it returns, so the preview can never lie (T16).
 
-Strengths are integers scaled by 100 so percentage modifiers stay exact:
+Strengths are integers in percent of a point (× PERCENT, sim.rules.codes) so
+percentage modifiers stay exact:
   attacker: attack × 100, × city_attack_pct / 100 against a city (siege bonus);
   unit defender: defence × (100 + terrain defence %) / 100 × 100;
   city defender: (defence_base + defence_per_population × pop) — a village's
@@ -15,6 +16,8 @@ none, and a city strikes back only when `city_retaliation` is set.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +33,7 @@ from sim.kernels.rules.common import (
 from sim.rules.codes import (
     BANDIT,
     OK,
+    PERCENT,
     R_ATTACK_OWN,
     R_CANNOT_ATTACK,
     R_CITY_AT_ZERO,
@@ -44,32 +48,37 @@ from sim.rules.codes import (
     TARGET_UNIT,
 )
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
 
 @njit
-def city_defence_strength(st, tb, city: np.int64) -> np.int64:
+def city_defence_strength(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """Defence strength ×100 of a city with terrain, Walls and revolt (V11) applied."""
     if st.city_owner[city] < 0:
         base = tb.village_defence
     else:
         base = tb.city_defence_base + tb.city_defence_per_population * st.city_pop[city]
-    pct = 100 + tb.terrain_defence_pct[st.tile_terrain[st.city_tile[city]]]
+    pct = PERCENT + tb.terrain_defence_pct[st.tile_terrain[st.city_tile[city]]]
     for b in range(tb.building_defence_pct.shape[0]):
         if st.city_buildings[city, b]:
             pct += tb.building_defence_pct[b]
     strength = base * max(pct, 0)
     if st.city_revolt[city] > 0:
-        strength = strength * tb.revolt_defence_pct // 100
+        strength = strength * tb.revolt_defence_pct // PERCENT
     return max(strength, np.int64(1))
 
 
 @njit
-def unit_defence_strength(st, tb, unit: np.int64) -> np.int64:
-    pct = 100 + tb.terrain_defence_pct[st.tile_terrain[st.unit_tile[unit]]]
+def unit_defence_strength(st: State, tb: TableArrays, unit: np.int64) -> np.int64:
+    pct = PERCENT + tb.terrain_defence_pct[st.tile_terrain[st.unit_tile[unit]]]
     return max(unit_stat_defence(tb, st.unit_type[unit]) * max(pct, 0), np.int64(1))
 
 
 @njit
-def may_attack_owner(st, seat: np.int64, owner: np.int64) -> np.int64:
+def may_attack_owner(st: State, seat: np.int64, owner: np.int64) -> np.int64:
     """OK, or why `seat` may not attack what `owner` holds (V07): own, truce, pact."""
     if owner == seat:
         return R_ATTACK_OWN
@@ -82,7 +91,8 @@ def may_attack_owner(st, seat: np.int64, owner: np.int64) -> np.int64:
 
 
 @njit
-def attack_outcome(st, tb, board, unit: np.int64, target_tile: np.int64, seat: np.int64):
+def attack_outcome(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
+                   seat: np.int64):
     """Preview an attack by `unit` (acting for `seat`) on whatever stands on `target_tile`.
 
     Returns (reason, target_kind, target_id, damage_to_target, damage_to_attacker).
@@ -117,12 +127,12 @@ def attack_outcome(st, tb, board, unit: np.int64, target_tile: np.int64, seat: n
     why = may_attack_owner(st, seat, owner)
     if why != OK:
         return why, 0, -1, 0, 0
-    a = attack * 100
+    a = attack * PERCENT
     if kind == TARGET_CITY:
         if st.city_hp[city] <= 0:
             return R_CITY_AT_ZERO, 0, -1, 0, 0
         if utype >= 0:
-            a = a * tb.unit_city_attack_pct[utype] // 100
+            a = a * tb.unit_city_attack_pct[utype] // PERCENT
         d = city_defence_strength(st, tb, city)
         tid = city
     else:
@@ -137,7 +147,7 @@ def attack_outcome(st, tb, board, unit: np.int64, target_tile: np.int64, seat: n
 
 
 @njit
-def resolve_attack(st, tb, board, unit: np.int64, target_tile: np.int64,
+def resolve_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
                    seat: np.int64) -> np.int64:
     """Perform the attack `attack_outcome` previews; returns its reason code.
 

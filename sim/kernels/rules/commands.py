@@ -8,6 +8,8 @@ Each returns a reason code (sim.rules.codes; OK = 0).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -26,6 +28,7 @@ from sim.rules.codes import (
     EV_OBSERVATORY_QUEUED,
     EV_TILE_BOUGHT,
     EV_TRUCE,
+    N_DIRECTIONS,
     OK,
     R_ALREADY_BUILT,
     R_ALREADY_QUEUED,
@@ -61,11 +64,16 @@ from sim.rules.codes import (
     R_TRUCE_EXISTS,
 )
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
 _BUY_REASON = np.array(BUY_REASON, dtype=np.int64)
 
 
 @njit
-def _own_unit(st, unit: np.int64, seat: np.int64) -> np.int64:
+def _own_unit(st: State, unit: np.int64, seat: np.int64) -> np.int64:
     if unit < 0 or unit >= st.n_units[0] or st.unit_tile[unit] < 0:
         return R_NO_UNIT
     if st.unit_owner[unit] != seat:
@@ -74,7 +82,7 @@ def _own_unit(st, unit: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def _own_city(st, city: np.int64, seat: np.int64) -> np.int64:
+def _own_city(st: State, city: np.int64, seat: np.int64) -> np.int64:
     if city < 0 or city >= st.n_cities[0] or st.city_tile[city] < 0:
         return R_NO_CITY
     if st.city_owner[city] != seat:
@@ -83,7 +91,8 @@ def _own_city(st, city: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def path_length(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> np.int64:
+def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
+                seat: np.int64) -> np.int64:
     """Fewest steps for `unit` to reach `to` within its moves left, or -1.
 
     Steps go over passable tiles with no unit on them, through the seat's own
@@ -106,7 +115,7 @@ def path_length(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> 
             return dist[t]
         if dist[t] >= budget:
             continue
-        for k in range(6):
+        for k in range(N_DIRECTIONS):
             m = board.neighbours[t, k]
             if m < 0 or dist[m] >= 0 or st.tile_unit[m] >= 0:
                 continue
@@ -122,7 +131,8 @@ def path_length(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> 
 
 
 @njit
-def move_unit(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> np.int64:
+def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
+              seat: np.int64) -> np.int64:
     """Move along a legal path within the unit's moves (C: Units). Ending on an
     empty bandit camp clears it for camp_clear_gold (C: Neutrals)."""
     why = _own_unit(st, unit, seat)
@@ -154,7 +164,8 @@ def move_unit(st, tb, board, unit: np.int64, to: np.int64, seat: np.int64) -> np
 
 
 @njit
-def found_check(st, tb, board, unit: np.int64, seat: np.int64) -> np.int64:
+def found_check(st: State, tb: TableArrays, board: Board, unit: np.int64,
+                seat: np.int64) -> np.int64:
     """OK, or why the settler `unit` cannot found a city where it stands (T07, B1)."""
     why = _own_unit(st, unit, seat)
     if why != OK:
@@ -178,7 +189,8 @@ def found_check(st, tb, board, unit: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def found_city(st, tb, board, unit: np.int64, seat: np.int64) -> np.int64:
+def found_city(st: State, tb: TableArrays, board: Board, unit: np.int64,
+               seat: np.int64) -> np.int64:
     """A settler founds a city of start_population where it stands (C: Cities)."""
     why = found_check(st, tb, board, unit, seat)
     if why != OK:
@@ -191,7 +203,8 @@ def found_city(st, tb, board, unit: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def buy_tile(st, tb, board, city: np.int64, tile: np.int64, seat: np.int64) -> np.int64:
+def buy_tile(st: State, tb: TableArrays, board: Board, city: np.int64, tile: np.int64,
+             seat: np.int64) -> np.int64:
     """T04, T05, B2: buy `tile` for `city` at first + step × tiles it already bought."""
     tile_city = regions(st, tb, board)
     code, price = buy_tile_check(city, seat, tile, tile_city, st.tile_terrain, tb.terrain_passable,
@@ -208,7 +221,7 @@ def buy_tile(st, tb, board, city: np.int64, tile: np.int64, seat: np.int64) -> n
 
 
 @njit
-def seat_has_building(st, tb, seat: np.int64, b: np.int64) -> bool:
+def seat_has_building(st: State, tb: TableArrays, seat: np.int64, b: np.int64) -> bool:
     """B9: the seat holds `b` in a city or has it in any queue."""
     code = tb.unit_cost.shape[0] + b
     for c in range(st.n_cities[0]):
@@ -223,7 +236,8 @@ def seat_has_building(st, tb, seat: np.int64, b: np.int64) -> bool:
 
 
 @njit
-def queue_check(st, tb, city: np.int64, item: np.int64, seat: np.int64) -> np.int64:
+def queue_check(st: State, tb: TableArrays, city: np.int64, item: np.int64,
+                seat: np.int64) -> np.int64:
     """OK, or why `item` (unit code, or n_units + building) cannot join the queue."""
     why = _own_city(st, city, seat)
     if why != OK:
@@ -262,7 +276,8 @@ def queue_check(st, tb, city: np.int64, item: np.int64, seat: np.int64) -> np.in
 
 
 @njit
-def queue_item(st, tb, city: np.int64, item: np.int64, seat: np.int64) -> np.int64:
+def queue_item(st: State, tb: TableArrays, city: np.int64, item: np.int64,
+               seat: np.int64) -> np.int64:
     """Append `item` to the city's queue; the Observatory is announced (V16)."""
     why = queue_check(st, tb, city, item, seat)
     if why != OK:
@@ -281,7 +296,7 @@ def queue_item(st, tb, city: np.int64, item: np.int64, seat: np.int64) -> np.int
 
 
 @njit
-def rush_price(st, tb, city: np.int64) -> np.int64:
+def rush_price(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """Gold to finish the front item: missing production × rush_gold_per_production."""
     item = st.city_queue[city, 0]
     n_units = tb.unit_cost.shape[0]
@@ -290,7 +305,7 @@ def rush_price(st, tb, city: np.int64) -> np.int64:
 
 
 @njit
-def rush(st, tb, city: np.int64, seat: np.int64) -> np.int64:
+def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64:
     """Pay gold for the rest of the front item; it completes at the next flow
     (after a revolt ends, V11). Never for the Observatory (V16)."""
     why = _own_city(st, city, seat)
@@ -314,7 +329,7 @@ def rush(st, tb, city: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def repair(st, tb, city: np.int64, hp: np.int64, seat: np.int64) -> np.int64:
+def repair(st: State, tb: TableArrays, city: np.int64, hp: np.int64, seat: np.int64) -> np.int64:
     """Gold repair of `hp` points at gold_repair_price each; works in revolt (V11)."""
     why = _own_city(st, city, seat)
     if why != OK:
@@ -330,7 +345,7 @@ def repair(st, tb, city: np.int64, hp: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def research(st, tb, tech: np.int64, seat: np.int64) -> np.int64:
+def research(st: State, tb: TableArrays, tech: np.int64, seat: np.int64) -> np.int64:
     """Buy `tech` with science points once its prerequisites are known (C: Research)."""
     if tech < 0 or tech >= tb.tech_cost.shape[0]:
         return R_BAD_ITEM
@@ -347,7 +362,7 @@ def research(st, tb, tech: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def buy_truce(st, tb, other: np.int64, seat: np.int64) -> np.int64:
+def buy_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64) -> np.int64:
     """V07, C: Diplomacy: pay truce_price to `other` for truce_turns of truce."""
     if other < 0 or other >= st.n_seats[0] or other == seat:
         return R_BAD_SEAT
@@ -367,7 +382,7 @@ def buy_truce(st, tb, other: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def set_seat(st, seat: np.int64) -> np.int64:
+def set_seat(st: State, seat: np.int64) -> np.int64:
     """Act as another standing seat without ending the turn (scenario setup)."""
     if seat < 0 or seat >= st.n_seats[0]:
         return R_BAD_SEAT

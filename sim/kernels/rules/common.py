@@ -1,10 +1,12 @@
 """Small `@njit` helpers shared by the rule kernels.
 
-`st` is a sim.world.state.State, `tb` a sim.rules.tables.TableArrays, `board` a
+`st` is a sim.world.state.State, `tb` a sim.rules.record.TableArrays, `board` a
 sim.world.board.Board; all are passed in, nothing is global.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,18 +21,26 @@ from sim.rules.codes import (
     EV_PACT_END,
     EV_VICTORY,
     HUMAN_OUT,
+    N_DIRECTIONS,
+    N_NODE_KINDS,
+    N_YIELDS,
 )
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
 
 
 @njit
-def max_hp(st, tb, city: np.int64) -> np.int64:
+def max_hp(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """Max HP of `city` at its population with its buildings (V05)."""
     return city_max_hp(st.city_pop[city], st.city_buildings[city], tb.hp_base,
                        tb.hp_per_population, tb.building_hp)
 
 
 @njit
-def regions(st, tb, board) -> np.ndarray:
+def regions(st: State, tb: TableArrays, board: Board) -> np.ndarray:
     """(T,) owning city per tile for the current state (T08)."""
     return resolve_regions(board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop,
                            st.tile_bought_by[: st.n_tiles[0]], tb.ring_radius, tb.grown_ring_radius,
@@ -38,7 +48,7 @@ def regions(st, tb, board) -> np.ndarray:
 
 
 @njit
-def scores(st, tb, board):
+def scores(st: State, tb: TableArrays, board: Board):
     """(terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the current state (T10–T13)."""
     n = st.n_seats[0]
     _tile_city, terms, counts, score, rank = territory_and_score(
@@ -50,7 +60,7 @@ def scores(st, tb, board):
 
 
 @njit
-def cities_held(st, seat: np.int64) -> np.int64:
+def cities_held(st: State, seat: np.int64) -> np.int64:
     n = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
@@ -59,7 +69,7 @@ def cities_held(st, seat: np.int64) -> np.int64:
 
 
 @njit
-def in_pact_together(st, a: np.int64, b: np.int64) -> bool:
+def in_pact_together(st: State, a: np.int64, b: np.int64) -> bool:
     """True when `a` and `b` are members of one live pact (V07)."""
     for p in range(st.pact_target.shape[0]):
         if st.pact_target[p] >= 0 and st.pact_members[p, a] and st.pact_members[p, b]:
@@ -68,12 +78,12 @@ def in_pact_together(st, a: np.int64, b: np.int64) -> bool:
 
 
 @njit
-def truce_between(st, a: np.int64, b: np.int64) -> bool:
+def truce_between(st: State, a: np.int64, b: np.int64) -> bool:
     return a >= 0 and b >= 0 and a != b and st.truce_turns[a, b] > 0
 
 
 @njit
-def finish(st, code: np.int64, winner: np.int64) -> None:
+def finish(st: State, code: np.int64, winner: np.int64) -> None:
     """End the match with victory `code` for `winner` (V01: callers check in its order)."""
     if st.finished[0]:
         return
@@ -84,7 +94,7 @@ def finish(st, code: np.int64, winner: np.int64) -> None:
 
 
 @njit
-def kill_unit(st, u: np.int64) -> None:
+def kill_unit(st: State, u: np.int64) -> None:
     t = st.unit_tile[u]
     if t >= 0 and st.tile_unit[t] == u:
         st.tile_unit[t] = -1
@@ -94,7 +104,7 @@ def kill_unit(st, u: np.int64) -> None:
 
 
 @njit
-def end_pact(st, p: np.int64) -> None:
+def end_pact(st: State, p: np.int64) -> None:
     log_event(st.event_log, st.n_events, st.turn[0], EV_PACT_END, st.pact_target[p], -1, -1,
               p, 0, 0)
     st.pact_target[p] = -1
@@ -104,7 +114,7 @@ def end_pact(st, p: np.int64) -> None:
 
 
 @njit
-def eliminate(st, seat: np.int64, by: np.int64, cause_row: np.int64) -> None:
+def eliminate(st: State, seat: np.int64, by: np.int64, cause_row: np.int64) -> None:
     """V02: the seat is out; its units leave the board, it owns nothing more."""
     st.seat_alive[seat] = 0
     st.seat_eliminated_turn[seat] = st.turn[0]
@@ -125,7 +135,7 @@ def eliminate(st, seat: np.int64, by: np.int64, cause_row: np.int64) -> None:
 
 
 @njit
-def check_conquest(st, tb, board) -> None:
+def check_conquest(st: State, tb: TableArrays, board: Board) -> None:
     """V03, V06, V20, B6: after a command that can eliminate a seat.
 
     One seat left: conquest. Otherwise, if the setup had human seats and none
@@ -155,31 +165,33 @@ def check_conquest(st, tb, board) -> None:
 
 
 @njit
-def city_yields(st, tb, city: np.int64, node_yields: np.ndarray) -> np.ndarray:
+def city_yields(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndarray) -> np.ndarray:
     """Normal (4,) food, production, gold, science of a city, ignoring revolt (C: Economy).
 
     node_yields: (C, 3) from territory.node_income.
     """
-    out = np.zeros(4, dtype=np.int64)
+    out = np.zeros(N_YIELDS, dtype=np.int64)
     pop = st.city_pop[city]
-    for k in range(4):
+    for k in range(N_YIELDS):
         out[k] = tb.yield_base[k] + tb.yield_per_population[k] * pop
-    for k in range(3):
+    # the node kinds are the first yields (sim.rules.codes.YIELDS)
+    for k in range(N_NODE_KINDS):
         out[k] += node_yields[city, k]
     for b in range(tb.building_cost.shape[0]):
         if st.city_buildings[city, b]:
-            for k in range(4):
+            for k in range(N_YIELDS):
                 out[k] += tb.building_yield[b, k]
     return out
 
 
 @njit
-def free_tile_near(st, tb, board, tile: np.int64, seat: np.int64) -> np.int64:
+def free_tile_near(st: State, tb: TableArrays, board: Board, tile: np.int64,
+                   seat: np.int64) -> np.int64:
     """`tile` if no unit stands there, else the first empty passable neighbour
     (direction order, sim.world.board) that is not another side's city; -1 if none."""
     if st.tile_unit[tile] < 0:
         return tile
-    for k in range(6):
+    for k in range(N_DIRECTIONS):
         n = board.neighbours[tile, k]
         if n < 0 or st.tile_unit[n] >= 0 or not tb.terrain_passable[st.tile_terrain[n]]:
             continue
@@ -191,7 +203,8 @@ def free_tile_near(st, tb, board, tile: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def place_city(st, tb, tile: np.int64, owner: np.int64, pop: np.int64) -> np.int64:
+def place_city(st: State, tb: TableArrays, tile: np.int64, owner: np.int64,
+               pop: np.int64) -> np.int64:
     """A new city on `tile` at full HP for `pop` (the next free ID; IDs are never reused).
     A seat with no capital gets it as its capital. Returns its ID, or -1 when full."""
     c = st.n_cities[0]
@@ -214,8 +227,8 @@ def place_city(st, tb, tile: np.int64, owner: np.int64, pop: np.int64) -> np.int
 
 
 @njit
-def spawn_unit(st, tb, unit_type: np.int64, owner: np.int64, tile: np.int64, hp: np.int64,
-               camp: np.int64) -> np.int64:
+def spawn_unit(st: State, tb: TableArrays, unit_type: np.int64, owner: np.int64, tile: np.int64,
+               hp: np.int64, camp: np.int64) -> np.int64:
     """Put a new unit on an empty `tile`; returns its ID or -1 when capacity is full."""
     u = st.n_units[0]
     if u >= st.unit_tile.shape[0]:
@@ -234,31 +247,31 @@ def spawn_unit(st, tb, unit_type: np.int64, owner: np.int64, tile: np.int64, hp:
 # Bandits have unit_type -1 and take their stats from the neutrals table; these
 # accessors keep a negative type from wrapping around a numpy index.
 @njit
-def unit_stat_attack(tb, unit_type: np.int64) -> np.int64:
+def unit_stat_attack(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_attack if unit_type < 0 else tb.unit_attack[unit_type]
 
 
 @njit
-def unit_stat_defence(tb, unit_type: np.int64) -> np.int64:
+def unit_stat_defence(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_defence if unit_type < 0 else tb.unit_defence[unit_type]
 
 
 @njit
-def unit_stat_hp(tb, unit_type: np.int64) -> np.int64:
+def unit_stat_hp(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_hp if unit_type < 0 else tb.unit_hp[unit_type]
 
 
 @njit
-def unit_stat_moves(tb, unit_type: np.int64) -> np.int64:
-    return np.int64(1) if unit_type < 0 else tb.unit_moves[unit_type]
+def unit_stat_moves(tb: TableArrays, unit_type: np.int64) -> np.int64:
+    return tb.bandit_moves if unit_type < 0 else tb.unit_moves[unit_type]
 
 
 @njit
-def unit_stat_range(tb, unit_type: np.int64) -> np.int64:
+def unit_stat_range(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return np.int64(0) if unit_type < 0 else tb.unit_range[unit_type]
 
 
 @njit
-def is_military(tb, unit_type: np.int64) -> bool:
+def is_military(tb: TableArrays, unit_type: np.int64) -> bool:
     """Counts for upkeep and can fight: not a city founder, attack > 0."""
     return unit_type >= 0 and not tb.unit_founds_city[unit_type] and tb.unit_attack[unit_type] > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.jit import njit
+from sim.rules.codes import COL_A, COL_B, COL_BY, COL_C, COL_CITY, COL_KIND, COL_SEAT, COL_TURN
 
 
 @njit
@@ -19,13 +20,13 @@ def log_event(event_log: np.ndarray, n_events: np.ndarray, turn: np.int64, kind:
     """Append one row; returns its index (rows past capacity are counted, not stored)."""
     i = n_events[0]
     if i < event_log.shape[0]:
-        event_log[i, 0] = turn
-        event_log[i, 1] = kind
-        event_log[i, 2] = seat
-        event_log[i, 3] = by
-        event_log[i, 4] = city
-        event_log[i, 5] = a
-        event_log[i, 6] = b
-        event_log[i, 7] = c
+        event_log[i, COL_TURN] = turn
+        event_log[i, COL_KIND] = kind
+        event_log[i, COL_SEAT] = seat
+        event_log[i, COL_BY] = by
+        event_log[i, COL_CITY] = city
+        event_log[i, COL_A] = a
+        event_log[i, COL_B] = b
+        event_log[i, COL_C] = c
     n_events[0] = i + 1
     return i

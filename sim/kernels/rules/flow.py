@@ -9,6 +9,8 @@ after the last seat of the last turn the turn limit decides (V19, B6).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -43,11 +45,22 @@ from sim.rules.codes import (
     EV_REVOLT_START,
     EV_UNIT_DISBANDED,
     EV_UNREST,
+    FOOD,
+    GOLD,
+    N_DIRECTIONS,
+    PERCENT,
+    PRODUCTION,
     REVOLT_UNREST,
+    SCIENCE,
     SCIENCE_WIN,
     TURN_LIMIT,
 )
 from sim.world.rng import below, weighted
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
 
 
 @njit
@@ -57,7 +70,7 @@ def opening_seat(turn: np.int64, n_seats: np.int64) -> np.int64:
 
 
 @njit
-def flow_income(st, tb, board, seat: np.int64) -> None:
+def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
     """Income of every city of `seat` (C: Economy, V11, B4, B8), then unit upkeep.
 
     A revolting city yields nothing, except that an owner who knows Law gets
@@ -77,14 +90,14 @@ def flow_income(st, tb, board, seat: np.int64) -> None:
         y = city_yields(st, tb, c, nodes)
         if st.city_revolt[c] > 0:
             if knows_law:
-                st.city_food[c] += y[0] * tb.law_share_pct // 100
-                st.seat_gold[seat] += y[2] * tb.law_share_pct // 100
+                st.city_food[c] += y[FOOD] * tb.law_share_pct // PERCENT
+                st.seat_gold[seat] += y[GOLD] * tb.law_share_pct // PERCENT
             continue
-        st.city_food[c] += y[0]
+        st.city_food[c] += y[FOOD]
         if st.city_queue[c, 0] >= 0:
-            st.city_production[c] += y[1]
-        st.seat_gold[seat] += y[2]
-        st.seat_science[seat] += y[3]
+            st.city_production[c] += y[PRODUCTION]
+        st.seat_gold[seat] += y[GOLD]
+        st.seat_science[seat] += y[SCIENCE]
     n_military = 0
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
@@ -102,7 +115,7 @@ def flow_income(st, tb, board, seat: np.int64) -> None:
 
 
 @njit
-def flow_production(st, tb, board, seat: np.int64) -> None:
+def flow_production(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
     """Complete the front item of each city of `seat` whose production covers it.
 
     A revolting city's queue does not advance (V11) even when funded. A unit
@@ -153,7 +166,7 @@ def flow_production(st, tb, board, seat: np.int64) -> None:
 
 
 @njit
-def flow_growth_repair_revolt(st, tb, seat: np.int64) -> None:
+def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> None:
     """Growth by food store, repair (not while in revolt, V11), revolt counters (B8)."""
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat:
@@ -178,7 +191,7 @@ def flow_growth_repair_revolt(st, tb, seat: np.int64) -> None:
 
 
 @njit
-def flow_event_card(st, tb, seat: np.int64) -> None:
+def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
     """Draw one card from the EVENTS stream (V14, C: Events).
 
     Public unrest puts one of the seat's own cities not already in revolt,
@@ -217,11 +230,11 @@ def flow_event_card(st, tb, seat: np.int64) -> None:
 
 
 @njit
-def dominance_check(st, tb, seat: np.int64) -> None:
+def dominance_check(st: State, tb: TableArrays, seat: np.int64) -> None:
     """V18, B5: share >= share_pct adds 1 to the counter, else it resets; reaching
     counter_to_win wins at once. Villages count in neither side of the share."""
     held, total = dominance_shares(st.city_tile, st.city_owner, st.n_seats[0])
-    if total > 0 and held[seat] * 100 >= tb.dominance_share_pct * total:
+    if total > 0 and held[seat] * PERCENT >= tb.dominance_share_pct * total:
         st.seat_dominance[seat] += 1
     else:
         st.seat_dominance[seat] = 0
@@ -230,7 +243,7 @@ def dominance_check(st, tb, seat: np.int64) -> None:
 
 
 @njit
-def open_seat_turn(st, tb, board, seat: np.int64) -> None:
+def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
     """Make `seat` active and run its flow then its V18 check (C: Turn cycle)."""
     st.active_seat[0] = seat
     for u in range(st.n_units[0]):
@@ -246,7 +259,7 @@ def open_seat_turn(st, tb, board, seat: np.int64) -> None:
 
 
 @njit
-def start_of_turn(st, tb, board) -> None:
+def start_of_turn(st: State, tb: TableArrays, board: Board) -> None:
     """Once per turn, before its opening seat: truce and pact counters, bandit spawns."""
     n = st.n_seats[0]
     for a in range(n):
@@ -277,16 +290,16 @@ def start_of_turn(st, tb, board) -> None:
             st.camp_timer[m] = 0
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == BANDIT:
-            st.unit_moves_left[u] = 1
+            st.unit_moves_left[u] = tb.bandit_moves
             bandit_strike(st, tb, board, u)
 
 
 @njit
-def bandit_strike(st, tb, board, u: np.int64) -> None:
+def bandit_strike(st: State, tb: TableArrays, board: Board, u: np.int64) -> None:
     """A bandit attacks the first seat unit next to it that is not in a city
     (direction order, sim.world.board): bandits fight units, never cities (V06)."""
     here = st.unit_tile[u]
-    for k in range(6):
+    for k in range(N_DIRECTIONS):
         t = board.neighbours[here, k]
         if t < 0 or st.tile_site[t] >= 0:
             continue
@@ -297,7 +310,7 @@ def bandit_strike(st, tb, board, u: np.int64) -> None:
 
 
 @njit
-def next_seat(st) -> np.int64:
+def next_seat(st: State) -> np.int64:
     """The next standing seat of the current turn after the active one, or -1."""
     n = st.n_seats[0]
     first = opening_seat(st.turn[0], n)
@@ -310,7 +323,7 @@ def next_seat(st) -> np.int64:
 
 
 @njit
-def end_turn(st, tb, board) -> None:
+def end_turn(st: State, tb: TableArrays, board: Board) -> None:
     """End the active seat's turn and open the next one's (its flow and V18 run).
 
     After the last standing seat of the last turn, the turn limit ends the
@@ -331,7 +344,7 @@ def end_turn(st, tb, board) -> None:
 
 
 @njit
-def open_turn(st, tb, board) -> None:
+def open_turn(st: State, tb: TableArrays, board: Board) -> None:
     """Open the current turn: once-per-turn upkeep (start_of_turn), then the flow of the
     first standing seat from the turn's opening seat (T12)."""
     start_of_turn(st, tb, board)

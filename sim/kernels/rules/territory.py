@@ -18,6 +18,20 @@ from sim.rules.codes import (
     BUY_NOT_ADJACENT,
     BUY_NOT_OWNER,
     BUY_OK,
+    COUNT_CITIES,
+    COUNT_GOLD,
+    COUNT_POPULATION,
+    COUNT_REGION,
+    DISC_SIZES,
+    N_DIRECTIONS,
+    N_NODE_KINDS,
+    N_SCORE_COUNTS,
+    N_SCORE_TERMS,
+    TERM_CITIES,
+    TERM_GOLD,
+    TERM_MONUMENTS,
+    TERM_POPULATION,
+    TERM_REGION,
 )
 
 
@@ -55,7 +69,7 @@ def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarra
         if home < 0 or city_owner[c] < 0:
             continue
         rad = ring_radius(city_pop[c], base_radius, grown_radius, grown_population)
-        for k in range(3 * rad * (rad + 1) + 1):
+        for k in range(DISC_SIZES[rad]):
             t = disc[home, k]
             if t < 0:
                 continue
@@ -81,7 +95,7 @@ def node_income(tile_city: np.ndarray, tile_node: np.ndarray, n_cities: np.int64
     region (beside a neutral village: T06) yield to nobody. Revolt is applied
     by the economy, not here (T02: the region still counts for score).
     """
-    out = np.zeros((n_cities, 3), dtype=np.int64)
+    out = np.zeros((n_cities, N_NODE_KINDS), dtype=np.int64)
     for t in range(tile_city.shape[0]):
         c = tile_city[t]
         k = tile_node[t]
@@ -104,29 +118,29 @@ def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.nda
     Monument points are whatever buildings of the seat's cities carry (T14).
     """
     n_seats = seat_gold.shape[0]
-    counts = np.zeros((n_seats, 4), dtype=np.int64)
+    counts = np.zeros((n_seats, N_SCORE_COUNTS), dtype=np.int64)
     monuments = np.zeros(n_seats, dtype=np.int64)
     for t in range(tile_city.shape[0]):
         c = tile_city[t]
         if c >= 0 and city_owner[c] >= 0:
-            counts[city_owner[c], 0] += 1
+            counts[city_owner[c], COUNT_REGION] += 1
     for c in range(city_tile.shape[0]):
         s = city_owner[c]
         if city_tile[c] < 0 or s < 0:
             continue
-        counts[s, 1] += city_pop[c]
-        counts[s, 2] += 1
+        counts[s, COUNT_POPULATION] += city_pop[c]
+        counts[s, COUNT_CITIES] += 1
         for b in range(building_score_points.shape[0]):
             if city_buildings[c, b]:
                 monuments[s] += building_score_points[b]
-    terms = np.zeros((n_seats, 5), dtype=np.int64)
+    terms = np.zeros((n_seats, N_SCORE_TERMS), dtype=np.int64)
     for s in range(n_seats):
-        counts[s, 3] = seat_gold[s]
-        terms[s, 0] = counts[s, 0] * w_region
-        terms[s, 1] = counts[s, 1] * w_population
-        terms[s, 2] = counts[s, 2] * w_city
-        terms[s, 3] = max(seat_gold[s], 0) // gold_per_point  # rounds down (T13)
-        terms[s, 4] = monuments[s]
+        counts[s, COUNT_GOLD] = seat_gold[s]
+        terms[s, TERM_REGION] = counts[s, COUNT_REGION] * w_region
+        terms[s, TERM_POPULATION] = counts[s, COUNT_POPULATION] * w_population
+        terms[s, TERM_CITIES] = counts[s, COUNT_CITIES] * w_city
+        terms[s, TERM_GOLD] = max(seat_gold[s], 0) // gold_per_point  # rounds down (T13)
+        terms[s, TERM_MONUMENTS] = monuments[s]
     return terms, counts
 
 
@@ -153,7 +167,7 @@ def _ahead(a: np.int64, b: np.int64, score: np.ndarray, counts: np.ndarray,
         return alive[a] != 0
     if score[a] != score[b]:
         return score[a] > score[b]
-    for k in (1, 0, 3):  # population, region tiles, gold stock
+    for k in (COUNT_POPULATION, COUNT_REGION, COUNT_GOLD):
         if counts[a, k] != counts[b, k]:
             return counts[a, k] > counts[b, k]
     return a < b  # fixed seat order, never who opened the turn (T12)
@@ -179,7 +193,7 @@ def territory_and_score(distance: np.ndarray, disc: np.ndarray, city_tile: np.nd
     n = seat_gold.shape[0]
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):
-        for k in range(5):
+        for k in range(N_SCORE_TERMS):
             score[s] += terms[s, k]
     rank = rank_seats(score, counts, seat_alive)
     return tile_city, terms, counts, score, rank
@@ -225,7 +239,7 @@ def buy_tile_check(city: np.int64, seat: np.int64, tile: np.int64, tile_city: np
     if tile_city[tile] >= 0:
         return BUY_IN_REGION, price
     adjacent = False
-    for k in range(6):
+    for k in range(N_DIRECTIONS):
         n = neighbours[tile, k]
         if n >= 0 and tile_city[n] == city:
             adjacent = True

@@ -11,7 +11,11 @@ import numpy as np
 
 from sim.jit import njit
 from sim.rules.codes import (
+    FAR,
+    N_DIRECTIONS,
+    PERCENT,
     PLAINS,
+    TIE_KEY_RANGE,
 )
 from sim.world.rng import below, weighted
 
@@ -29,7 +33,7 @@ def _component(start: np.int64, passable: np.ndarray, neighbours: np.ndarray) ->
     while top > 0:
         top -= 1
         t = stack[top]
-        for k in range(6):
+        for k in range(N_DIRECTIONS):
             m = neighbours[t, k]
             if m >= 0 and passable[m] and not seen[m]:
                 seen[m] = True
@@ -80,7 +84,7 @@ def _connect_land(terrain: np.ndarray, terrain_passable: np.ndarray, neighbours:
                 continue
             touches_main = False
             touches_other = False
-            for k in range(6):
+            for k in range(N_DIRECTIONS):
                 m = neighbours[t, k]
                 if m >= 0 and passable[m]:
                     if main[m]:
@@ -102,7 +106,7 @@ def _connect_land(terrain: np.ndarray, terrain_passable: np.ndarray, neighbours:
 @njit
 def _far_from(tile: np.int64, chosen: np.ndarray, n_chosen: np.int64,
               distance: np.ndarray) -> np.int64:
-    d = np.int64(1 << 30)
+    d = np.int64(FAR)
     for i in range(n_chosen):
         d = min(d, distance[tile, chosen[i]])
     return d
@@ -114,7 +118,8 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
                         terrain_passable: np.ndarray, node_weights: np.ndarray,
                         node_share_pct: np.int64, villages_per_seat: np.int64,
                         camps_per_seat: np.int64, camp_min_distance: np.int64,
-                        city_min_distance: np.int64, start_edge_margin: np.int64):
+                        camp_min_spacing: np.int64, city_min_distance: np.int64,
+                        start_edge_margin: np.int64):
     """Draw a map from the MAP stream `rng` ((1,) uint64, advanced in place).
 
     Returns (terrain (T,), node (T,) code or -1, starts (n_seats,) tiles,
@@ -124,7 +129,8 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
     Starts are spread by farthest-point sampling over passable tiles (ties to
     a random key, so no seat order is favoured); villages keep
     `city_min_distance` from every start and village (T07); camps keep
-    `camp_min_distance` from starts and villages and never share a tile.
+    `camp_min_distance` from starts and villages and `camp_min_spacing` from
+    one another.
     """
     n = neighbours.shape[0]
     terrain = np.empty(n, dtype=np.int64)
@@ -134,13 +140,13 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
 
     node = np.full(n, -1, dtype=np.int64)
     for t in range(n):
-        if terrain_passable[terrain[t]] and below(rng, 100) < node_share_pct:
+        if terrain_passable[terrain[t]] and below(rng, PERCENT) < node_share_pct:
             node[t] = weighted(rng, node_weights)
 
     # random tie-break keys, drawn once so placement is a pure function of the stream
     key = np.empty(n, dtype=np.int64)
     for t in range(n):
-        key[t] = below(rng, 1 << 30)
+        key[t] = below(rng, TIE_KEY_RANGE)
 
     starts = np.full(n_seats, -1, dtype=np.int64)
     # start tiles keep start_edge_margin from the edge so their rings are whole
@@ -202,7 +208,7 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
                 continue
             if _far_from(t, placed, n_placed, distance) < camp_min_distance:
                 continue
-            if _far_from(t, camps, n_camps, distance) < 2:
+            if _far_from(t, camps, n_camps, distance) < camp_min_spacing:
                 continue
             if best < 0 or key[t] < key[best]:
                 best = t

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -15,9 +17,15 @@ from sim.rules.codes import (
     NEUTRAL,
 )
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
 
 @njit
-def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
+def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
+                n_seats: np.int64) -> None:
     """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`.
 
     Each seat gets a capital of start_population on its start tile, start_gold,
@@ -27,7 +35,8 @@ def setup_match(st, tb, board, rng_map: np.ndarray, n_seats: np.int64) -> None:
     terrain, node, starts, villages, camps = generate_map_kernel(
         rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
         tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
-        tb.camps_per_seat, tb.camp_min_distance, tb.city_min_distance, tb.start_edge_margin)
+        tb.camps_per_seat, tb.camp_min_distance, tb.camp_min_spacing, tb.city_min_distance,
+        tb.start_edge_margin)
     n = terrain.shape[0]
     for t in range(n):
         st.tile_terrain[t] = terrain[t]

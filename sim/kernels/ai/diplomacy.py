@@ -1,0 +1,83 @@
+"""The AI's diplomacy (V07, C: Diplomacy, C: AI).
+
+A seat joins (or refreshes) a pact against any seat whose dominance counter
+reached the pact trigger (V18) or that announced the Observatory (V16), and buys
+a truce (V07) from the rival pressing it hardest soon after losing a city; the
+thresholds are `[ai.diplomacy]`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.ai.threats import observatory_queued_by
+from sim.kernels.rules.commands import buy_truce
+from sim.kernels.rules.common import is_military
+from sim.kernels.rules.events import log_event
+from sim.rules.codes import EV_PACT
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
+
+@njit
+def ai_diplomacy(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+    """Join or refresh a pact against a seat whose dominance counter runs or that
+    announced the Observatory (C: Diplomacy); buy a truce when losing a war."""
+    n = st.n_seats[0]
+    for x in range(n):
+        if x == seat or not st.seat_alive[x]:
+            continue
+        threat = st.seat_dominance[x] >= tb.pact_dominance_trigger or \
+            observatory_queued_by(st, tb, x) >= 0
+        slot = -1
+        for p in range(st.pact_target.shape[0]):
+            if st.pact_target[p] == x:
+                slot = p
+        if not threat:
+            continue
+        if slot < 0:
+            for p in range(st.pact_target.shape[0]):
+                if st.pact_target[p] < 0:
+                    slot = p
+                    break
+            if slot < 0:
+                continue
+            st.pact_target[slot] = x
+            from_log_pact(st, slot)
+        st.pact_members[slot, seat] = 1
+        st.pact_turns[slot] = tb.pact_turns
+    # sue for peace: a city lost within peace_window turns and a hostile army near home
+    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= tb.peace_window:
+        worst = -1
+        worst_n = 0
+        for x in range(n):
+            if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0:
+                continue
+            near = 0
+            for u in range(st.n_units[0]):
+                t = st.unit_tile[u]
+                if t < 0 or st.unit_owner[u] != x or not is_military(tb, st.unit_type[u]):
+                    continue
+                for c in range(st.n_cities[0]):
+                    if st.city_owner[c] == seat and st.city_tile[c] >= 0 and \
+                            board.distance[t, st.city_tile[c]] <= tb.peace_threat_radius:
+                        near += 1
+                        break
+            if near > worst_n:
+                worst, worst_n = x, near
+        if worst >= 0 and worst_n >= tb.peace_min_units and \
+                st.seat_dominance[worst] < tb.pact_dominance_trigger:
+            buy_truce(st, tb, worst, seat)
+
+
+@njit
+def from_log_pact(st: State, slot: np.int64) -> None:
+    """Log the founding of the pact in `slot` (EV_PACT)."""
+    log_event(st.event_log, st.n_events, st.turn[0], EV_PACT, st.pact_target[slot], -1, -1,
+              slot, 0, 0)

@@ -1,0 +1,309 @@
+"""The AI's units (C: Units, C: Combat, C: AI): orders, attacks, sieges, the war.
+
+Settlers go first (sim.kernels.ai.sites), then ranged units, then melee units,
+so these can enter what the ranged ones brought to 0 HP (V05). A unit captures,
+attacks when the combat preview (T16) favours it (`[ai.combat]`), defends a
+city with an intruder, marches on the war target, clears a camp or garrisons.
+The army marches in formation on one war target (sim.kernels.ai.threats) and
+assaults together once mustered (`[ai.war]`); a target that threatens to win is
+assaulted at once. Next to the target the melee units strike together and keep
+one fresh to enter; units too hurt to survive a city's retaliation (units never
+heal) leave the siege ring. While its own dominance counter runs (V18) a seat
+sends each unit at the nearest rival city. Every action is a rule kernel a
+scenario command uses (move, attack, enter, found).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.ai.paths import step_away, step_toward
+from sim.kernels.ai.sites import settler_orders
+from sim.kernels.ai.threats import (
+    city_value,
+    intruder_near,
+    nearest_rival_city,
+    urgent_target,
+    village_target,
+    war_target,
+)
+from sim.kernels.rules.capture import capture_city, enter_check
+from sim.kernels.rules.combat import attack_outcome, city_defence_strength, resolve_attack
+from sim.kernels.rules.common import cities_held, is_military, regions
+from sim.rules.codes import (
+    DISC_SIZES,
+    FAR,
+    N_DIRECTIONS,
+    NEUTRAL,
+    OK,
+    PERCENT,
+    TARGET_CITY,
+    UNSET,
+    W_MILITARY,
+)
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
+
+@njit
+def try_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np.int64,
+               w: np.ndarray, assault: bool) -> bool:
+    """Attack the best target in reach when the combat preview favours it (T16).
+
+    An exchange is worth: damage dealt minus damage taken, the latter weighed
+    down by the military weight (a conqueror accepts even trades), plus a bonus
+    for a kill and for hitting a city the seat values. A melee unit strikes a
+    city only in an assault (enough of the army gathered) or to bring it to 0 HP.
+    w: (4,) personality weights.
+    """
+    here = st.unit_tile[unit]
+    utype = st.unit_type[unit]
+    reach = max(tb.unit_range[utype], 1)
+    best = -1
+    best_v = -1 if w[W_MILITARY] >= tb.reckless_military else 0
+    for k in range(1, DISC_SIZES[reach]):
+        t = board.disc[here, k]
+        if t < 0:
+            continue
+        if st.tile_site[t] < 0 and st.tile_unit[t] < 0:
+            continue
+        why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, t, seat)
+        if why != OK:
+            continue
+        if to_attacker >= st.unit_hp[unit]:
+            continue
+        if kind == TARGET_CITY:
+            kill = to_target >= st.city_hp[tid]
+            if to_attacker > 0 and not assault and not kill:
+                continue
+            v = to_target * (tb.strike_city_value + city_value(st, tb, board, seat, tid) //
+                             tb.strike_city_value_divisor) - to_attacker * tb.strike_city_cost
+            if kill:
+                v += tb.strike_zero_value
+        else:
+            v = to_target * tb.strike_unit_value - to_attacker * \
+                (tb.strike_unit_cost_base - w[W_MILITARY]) // tb.strike_unit_cost_divisor
+            if to_target >= st.unit_hp[tid]:
+                v += tb.strike_kill_value
+        if v > best_v:
+            best, best_v = t, v
+    if best >= 0:
+        resolve_attack(st, tb, board, unit, best, seat)
+        return True
+    return False
+
+
+@njit
+def try_enter(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np.int64) -> bool:
+    """Capture a hostile city at 0 HP next to the unit (V05)."""
+    here = st.unit_tile[unit]
+    for k in range(N_DIRECTIONS):
+        m = board.neighbours[here, k]
+        if m < 0 or st.tile_site[m] < 0:
+            continue
+        c = st.tile_site[m]
+        if enter_check(st, tb, board, unit, c, seat) == OK:
+            capture_city(st, tb, board, unit, c, seat)
+            return True
+    return False
+
+
+@njit
+def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
+    """A melee unit that could not strike `city` without dying of its retaliation
+    (units never heal): it leaves the siege ring to the others and goes home."""
+    utype = st.unit_type[u]
+    if tb.unit_range[utype] > 0 or not tb.city_retaliation:
+        return False
+    # the attack strength attack_outcome uses against a city (T16)
+    a = max(tb.unit_attack[utype] * PERCENT * tb.unit_city_attack_pct[utype] // PERCENT,
+            np.int64(1))
+    d = city_defence_strength(st, tb, city)
+    return max(tb.min_damage, tb.damage_scale * d // (a + d)) >= st.unit_hp[u]
+
+
+@njit
+def unit_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u: np.int64,
+                seat: np.int64, w: np.ndarray, target: np.int64, hold: np.int64, assault: bool,
+                alarm: np.ndarray, answered: np.ndarray) -> None:
+    """One fighting unit: capture, attack, else defend a threatened city, march on the
+    war target (`target` >= 0; no closer than `hold` steps until the assault, so the
+    army arrives as one wave), clear a camp, or garrison. A melee unit next to the
+    target in an assault waits for `siege`, which orders the strikes together.
+    alarm, answered: (C,) see threats.intruder_near."""
+    if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
+            try_attack(st, tb, board, u, seat, w, assault):
+        return
+    utype = st.unit_type[u]
+    reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
+    goal = intruder_near(st, tb, board, seat, u, alarm, answered)
+    stop = reach
+    if goal < 0 and target >= 0:
+        goal = st.city_tile[target]
+        if not assault:
+            stop = max(reach, hold)
+        if spent(st, tb, u, target):
+            stop = max(stop, tb.muster_radius)
+            if board.distance[st.unit_tile[u], goal] < stop:
+                step_away(st, tb, board, u, goal, seat, stop)
+    if goal < 0:
+        stop = 0
+        best_d = tb.camp_search_radius + 1
+        for m in range(st.camp_tile.shape[0]):
+            t = st.camp_tile[m]
+            if t >= 0 and board.distance[st.unit_tile[u], t] < best_d:
+                goal, best_d = t, board.distance[st.unit_tile[u], t]
+    if goal < 0:
+        # garrison: the nearest own city without a unit on it
+        best_d = FAR
+        for c in range(st.n_cities[0]):
+            t = st.city_tile[c]
+            if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
+                                                         st.tile_unit[t] == u):
+                d = board.distance[st.unit_tile[u], t]
+                if d < best_d:
+                    goal, best_d = t, d
+    if goal >= 0:
+        step_toward(st, tb, board, path, u, goal, seat, stop)
+        if st.unit_moves_left[u] > 0 and not try_enter(st, tb, board, u, seat) and \
+                not besieging(st, tb, board, u, target, assault):
+            try_attack(st, tb, board, u, seat, w, assault)
+
+
+@njit
+def besieging(st: State, tb: TableArrays, board: Board, u: np.int64, target: np.int64,
+              assault: bool) -> bool:
+    """A melee unit with moves left next to the assaulted target city (HP above 0)."""
+    if not assault or target < 0 or st.city_hp[target] <= 0 or st.unit_moves_left[u] <= 0:
+        return False
+    utype = st.unit_type[u]
+    return tb.unit_range[utype] == 0 and \
+        board.distance[st.unit_tile[u], st.city_tile[target]] == 1
+
+
+@njit
+def siege(st: State, tb: TableArrays, board: Board, seat: np.int64, w: np.ndarray,
+          target: np.int64) -> None:
+    """The melee units next to the target strike it one after another, strongest blow
+    first, while at least one other stays fresh to enter once it is at 0 HP (V05);
+    the last one enters. Units that could not strike fight whatever else is in reach."""
+    tt = st.city_tile[target]
+    while st.city_hp[target] > 0 and st.city_owner[target] != seat:
+        fresh = 0
+        best = -1
+        best_d = 0
+        for k in range(N_DIRECTIONS):
+            m = board.neighbours[tt, k]
+            if m < 0:
+                continue
+            u = st.tile_unit[m]
+            if u < 0 or st.unit_owner[u] != seat or st.unit_moves_left[u] <= 0 or \
+                    tb.unit_range[st.unit_type[u]] > 0 or not is_military(tb, st.unit_type[u]):
+                continue
+            fresh += 1
+            why, _kind, _tid, to_target, to_attacker = attack_outcome(st, tb, board, u, tt, seat)
+            if why == OK and to_attacker < st.unit_hp[u] and to_target > best_d:
+                best, best_d = u, to_target
+        # one strikes, one more stays fresh to enter
+        if fresh < 2 or best < 0:
+            break
+        resolve_attack(st, tb, board, best, tt, seat)
+    for k in range(N_DIRECTIONS):
+        m = board.neighbours[tt, k]
+        if m < 0:
+            continue
+        u = st.tile_unit[m]
+        if u >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 and \
+                is_military(tb, st.unit_type[u]):
+            if not try_enter(st, tb, board, u, seat):
+                try_attack(st, tb, board, u, seat, w, False)
+            if st.finished[0]:
+                return
+
+
+@njit
+def ai_units(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
+             w: np.ndarray, army: np.int64, tile_city: np.ndarray) -> None:
+    """Settlers, then ranged units, then melee units (so these can enter what the
+    ranged ones brought to 0 HP), then a last capture pass.
+
+    The army marches on the war target in formation: the muster_units-th nearest
+    unit is the front and advances one step a turn (units ahead of it wait, the
+    others close up with their full moves); the assault starts when the front is
+    within muster_radius. A target that threatens to win (Observatory, dominance
+    counter, the seat's own running counter) is assaulted at once, a neutral
+    village too. Before war_turn only a seat with a large army goes to war
+    (early_war_*); otherwise it takes a neutral village near home.
+    """
+    n_cities = cities_held(st, seat)
+    target = war_target(st, tb, board, seat, w)
+    urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
+    aggressive = urgent or st.turn[0] >= tb.war_turn or \
+        army >= n_cities * (tb.early_war_units_per_city +
+                            (PERCENT - w[W_MILITARY]) // tb.early_war_weight_step)
+    if not aggressive:
+        target = village_target(st, tb, board, seat, army)
+    assault = urgent or (target >= 0 and st.city_owner[target] == NEUTRAL)
+    hold = 0
+    if target >= 0 and not assault:
+        tt = st.city_tile[target]
+        dist = np.empty(army + 1, dtype=np.int64)
+        k = 0
+        for u in range(st.n_units[0]):
+            t = st.unit_tile[u]
+            if t >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]) and \
+                    k < dist.shape[0]:
+                dist[k] = board.distance[t, tt]
+                k += 1
+        if k < max(tb.muster_units, 1):
+            target = -1
+        else:
+            front = np.sort(dist[:k])[max(tb.muster_units, 1) - 1]
+            assault = front <= tb.muster_radius
+            hold = max(front - 1, tb.muster_radius - 1)
+    for u in range(st.n_units[0]):
+        if st.finished[0]:
+            return
+        if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
+            continue
+        if tb.unit_founds_city[st.unit_type[u]]:
+            if settler_orders(st, tb, board, path, u, seat, tile_city):
+                tile_city = regions(st, tb, board)
+    alarm = np.full(st.n_cities[0], UNSET, dtype=np.int64)
+    answered = np.zeros(st.n_cities[0], dtype=np.int64)
+    finishing = st.seat_dominance[seat] > 0 and tb.finish_nearest
+    if st.seat_dominance[seat] > 0:
+        # finishing (V18 counter running): one unit per threatened city, the rest march
+        answered[:] = max(tb.defenders - 1, 0)
+    for phase in range(2):
+        ranged = phase == 0
+        for u in range(st.n_units[0]):
+            if st.finished[0]:
+                return
+            if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
+                continue
+            utype = st.unit_type[u]
+            if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
+                continue
+            own = target
+            if finishing:
+                own = nearest_rival_city(st, board, seat, st.unit_tile[u])
+            unit_orders(st, tb, board, path, u, seat, w, own, hold, assault, alarm,
+                        answered)
+    if assault and target >= 0 and not st.finished[0]:
+        siege(st, tb, board, seat, w, target)
+    zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
+    for u in range(st.n_units[0]):
+        if st.finished[0]:
+            return
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 \
+                and is_military(tb, st.unit_type[u]):
+            if zeroed and st.city_owner[target] != seat and tb.unit_range[st.unit_type[u]] == 0:
+                step_toward(st, tb, board, path, u, st.city_tile[target], seat, 1)
+            try_enter(st, tb, board, u, seat)

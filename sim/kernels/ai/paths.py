@@ -1,0 +1,101 @@
+"""How the AI walks (C: Units, C: AI): passable-tile distances and one-step moves.
+
+Pathing reads a passable-tile distance table (`path`, (T, T) int64, -1 not
+computed yet) filled one row per target on demand by breadth-first search over
+passable terrain (C: Map), so each row is computed at most once per map. Every
+step is a `move` command (sim.kernels.rules.commands.move_unit), the rule a
+scenario's `move` follows, so the AI can only make legal moves.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.commands import move_unit
+from sim.rules.codes import N_DIRECTIONS, OK
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
+
+@njit
+def path_row(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+             target: np.int64) -> np.ndarray:
+    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable."""
+    if path[target, target] == 0:
+        return path[target]
+    n = st.n_tiles[0]
+    row = path[target]
+    for t in range(n):
+        row[t] = -1
+    queue = np.empty(n, dtype=np.int64)
+    head = 0
+    tail = 0
+    row[target] = 0
+    queue[tail] = target
+    tail += 1
+    while head < tail:
+        t = queue[head]
+        head += 1
+        for k in range(N_DIRECTIONS):
+            m = board.neighbours[t, k]
+            if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
+                row[m] = row[t] + 1
+                queue[tail] = m
+                tail += 1
+    return row
+
+
+@njit
+def step_toward(st: State, tb: TableArrays, board: Board, path: np.ndarray, unit: np.int64,
+                target: np.int64, seat: np.int64, stop_at: np.int64) -> None:
+    """Walk `unit` one tile at a time toward `target` until `stop_at` steps from it
+    or out of moves; each step is a `move` command (the same rule as scenarios).
+    A unit blocked on every closer tile sidesteps to a free tile as close as it is,
+    so columns flow around one another instead of jamming."""
+    row = path_row(st, tb, board, path, target)
+    sidestepped = False
+    while st.unit_moves_left[unit] > 0 and st.unit_tile[unit] >= 0:
+        here = st.unit_tile[unit]
+        d_here = row[here]
+        if d_here < 0 or d_here <= stop_at:
+            return
+        best = -1
+        best_d = d_here + 1
+        for k in range(N_DIRECTIONS):
+            m = board.neighbours[here, k]
+            if m < 0 or row[m] < 0 or row[m] > d_here or st.tile_unit[m] >= 0:
+                continue
+            if row[m] == d_here and sidestepped:
+                continue
+            site = st.tile_site[m]
+            if site >= 0 and st.city_owner[site] != seat:
+                continue
+            if row[m] < best_d:
+                best, best_d = m, row[m]
+        if best < 0:
+            return
+        if best_d == d_here:
+            sidestepped = True
+        if move_unit(st, tb, board, unit, best, seat) != OK:
+            return
+
+
+@njit
+def step_away(st: State, tb: TableArrays, board: Board, u: np.int64, frm: np.int64,
+              seat: np.int64, dist: np.int64) -> None:
+    """Move `u` to the first free neighbouring tile (direction order) at least `dist`
+    steps from `frm`, if there is one, to leave the siege ring to fresh units."""
+    here = st.unit_tile[u]
+    for k in range(N_DIRECTIONS):
+        m = board.neighbours[here, k]
+        if m < 0 or st.tile_unit[m] >= 0 or st.tile_site[m] >= 0 or \
+                not tb.terrain_passable[st.tile_terrain[m]] or board.distance[m, frm] < dist:
+            continue
+        if move_unit(st, tb, board, u, m, seat) == OK:
+            return

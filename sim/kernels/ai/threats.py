@@ -1,0 +1,235 @@
+"""What the AI sees around it (C: AI): threats to its cities and what rival cities are worth.
+
+Hostile means a side the seat may fight (V07: no truce or pact; bandits and
+villages always, V06). A city's threat is the attack strength of hostile
+fighting units within threat_radius; an intruder is a hostile fighting unit (or
+a bandit) within defend_radius. A city's worth to an attacker counts its
+population, a capital and the cities its fall would pass on (V08), its
+buildings, a revolt (V11), its owner's running dominance counter (V18) and an
+announced Observatory (V16); the war target is the hostile city of the best
+worth over distance. The weights are the `[ai.defence]` and `[ai.war]` tables.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.jit import njit
+from sim.kernels.rules.combat import may_attack_owner
+from sim.kernels.rules.common import is_military
+from sim.rules.codes import BANDIT, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
+
+
+@njit
+def hostile_owner(st: State, seat: np.int64, owner: np.int64) -> bool:
+    """A side `seat` may fight: bandits, villages, and seats without truce or pact (V07)."""
+    return may_attack_owner(st, seat, owner) == OK
+
+
+@njit
+def city_threat(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                city: np.int64) -> np.int64:
+    """Attack strength of hostile fighting units within threat_radius of `city`."""
+    home = st.city_tile[city]
+    total = 0
+    for u in range(st.n_units[0]):
+        t = st.unit_tile[u]
+        if t < 0 or board.distance[home, t] > tb.threat_radius:
+            continue
+        owner = st.unit_owner[u]
+        if owner == seat or owner == BANDIT:
+            continue
+        if not is_military(tb, st.unit_type[u]) or not hostile_owner(st, seat, owner):
+            continue
+        total += tb.unit_attack[st.unit_type[u]]
+    return total
+
+
+@njit
+def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int64:
+    """City where `seat` has the science building queued, or -1 (announced: V16)."""
+    code = tb.unit_cost.shape[0] + tb.observatory
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            for k in range(st.city_queue.shape[1]):
+                if st.city_queue[c, k] == code:
+                    return c
+    return -1
+
+
+@njit
+def intruder_of(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                city: np.int64) -> np.int64:
+    """Tile of the first hostile fighting unit (or bandit) within defend_radius of
+    the seat's `city`, or -1."""
+    home = st.city_tile[city]
+    for u in range(st.n_units[0]):
+        t = st.unit_tile[u]
+        if t < 0 or board.distance[home, t] > tb.defend_radius:
+            continue
+        owner = st.unit_owner[u]
+        if owner == seat:
+            continue
+        if owner == BANDIT or (is_military(tb, st.unit_type[u]) and
+                               hostile_owner(st, seat, owner)):
+            return t
+    return -1
+
+
+@njit
+def intruder_near(st: State, tb: TableArrays, board: Board, seat: np.int64, unit: np.int64,
+                  alarm: np.ndarray, answered: np.ndarray) -> np.int64:
+    """Tile of a hostile fighting unit within defend_radius of one of the seat's
+    cities that is within defend_reach steps of `unit`, or -1; at most `defenders`
+    units answer one city. `alarm` (C,) caches each city's intruder tile (UNSET: not
+    looked up yet) and is refreshed when the intruder left; `answered` (C,) counts
+    responders."""
+    here = st.unit_tile[unit]
+    for c in range(st.n_cities[0]):
+        home = st.city_tile[c]
+        if home < 0 or st.city_owner[c] != seat or board.distance[here, home] > tb.defend_reach \
+                or answered[c] >= tb.defenders:
+            continue
+        t = alarm[c]
+        if t >= 0:
+            x = st.tile_unit[t]
+            if x < 0 or st.unit_owner[x] == seat:
+                t = UNSET
+        if t == UNSET:
+            t = intruder_of(st, tb, board, seat, c)
+            alarm[c] = t
+        if t >= 0:
+            answered[c] += 1
+            return t
+    return -1
+
+
+@njit
+def urgent_target(st: State, tb: TableArrays, city: np.int64) -> bool:
+    """A city whose owner threatens to win: Observatory queued there (V16) or a
+    running dominance counter at the pact trigger (V18)."""
+    owner = st.city_owner[city]
+    if owner < 0:
+        return False
+    if st.seat_dominance[owner] >= tb.pact_dominance_trigger:
+        return True
+    code = tb.unit_cost.shape[0] + tb.observatory
+    for k in range(st.city_queue.shape[1]):
+        if st.city_queue[city, k] == code:
+            return True
+    return False
+
+
+@njit
+def city_value(st: State, tb: TableArrays, board: Board, seat: np.int64,
+               city: np.int64) -> np.int64:
+    """How much `seat` wants to take `city`: population, capital (capital_finishing_factor
+    times as much while the seat's own dominance counter runs: a capital fall can end a
+    rival, V08/V10), buildings, revolt, a running dominance counter (V18) or a queued
+    Observatory (V16) of its owner."""
+    owner = st.city_owner[city]
+    v = tb.city_base_value + st.city_pop[city] * tb.city_pop_value
+    if owner == NEUTRAL:
+        return v + tb.village_value
+    if st.city_capital[city]:
+        v += tb.capital_value * (tb.capital_finishing_factor if st.seat_dominance[seat] > 0
+                                 else 1)
+        # V08: the cities that would pass on with it
+        home = st.city_tile[city]
+        for c in range(st.n_cities[0]):
+            if c != city and st.city_tile[c] >= 0 and st.city_owner[c] == owner and \
+                    board.distance[home, st.city_tile[c]] <= tb.capital_fall_radius:
+                v += (tb.city_base_value + st.city_pop[c] * tb.city_pop_value) * \
+                    tb.transfer_value_pct // PERCENT
+    for b in range(tb.building_cost.shape[0]):
+        if st.city_buildings[city, b]:
+            v += tb.city_building_value + tb.building_score_points[b]
+    v += st.seat_dominance[owner] * tb.dominance_value
+    code = tb.unit_cost.shape[0] + tb.observatory
+    for k in range(st.city_queue.shape[1]):
+        if st.city_queue[city, k] == code:
+            v += tb.observatory_value
+    if st.city_revolt[city] > 0:
+        v += tb.revolt_value
+    return v
+
+
+@njit
+def war_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
+               w: np.ndarray) -> np.int64:
+    """The hostile city most worth marching on, or -1: its value over its distance,
+    the nearer of its distance from the seat's cities and the army's mean distance
+    to it (so a marching army keeps its target). While the seat's own dominance
+    counter runs (V18) neutral villages are left alone: only seats' cities matter.
+    `w`: (4,) the seat's personality weights (PERSONALITY_WEIGHTS)."""
+    tiles = np.empty(st.n_units[0], dtype=np.int64)
+    n_army = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
+            tiles[n_army] = st.unit_tile[u]
+            n_army += 1
+    finishing = st.seat_dominance[seat] > 0
+    best = -1
+    best_v = -FAR
+    for c in range(st.n_cities[0]):
+        t = st.city_tile[c]
+        if t < 0 or not hostile_owner(st, seat, st.city_owner[c]):
+            continue
+        if st.city_owner[c] == NEUTRAL and finishing:
+            continue
+        near = FAR
+        for h in range(st.n_cities[0]):
+            if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
+                near = min(near, board.distance[t, st.city_tile[h]])
+        if n_army > 0:
+            total = 0
+            for k in range(n_army):
+                total += board.distance[t, tiles[k]]
+            near = min(near, total // n_army)
+        # (base + military weight) / base: a warlike seat values every target more
+        v = city_value(st, tb, board, seat, c) * (tb.target_military_base + w[W_MILITARY]) * \
+            tb.target_value_scale // (tb.target_military_base * (tb.target_distance_offset + near))
+        if v > best_v:
+            best, best_v = c, v
+    return best
+
+
+@njit
+def nearest_rival_city(st: State, board: Board, seat: np.int64, tile: np.int64) -> np.int64:
+    """The city of another standing seat nearest `tile` that `seat` may attack, or -1."""
+    best = -1
+    best_d = FAR
+    for c in range(st.n_cities[0]):
+        t = st.city_tile[c]
+        if t < 0 or st.city_owner[c] < 0 or not hostile_owner(st, seat, st.city_owner[c]):
+            continue
+        if board.distance[tile, t] < best_d:
+            best, best_d = c, board.distance[tile, t]
+    return best
+
+
+@njit
+def village_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                   army: np.int64) -> np.int64:
+    """In peace: the neutral village nearest the seat's cities within
+    village_search_radius steps (B7), once the army has village_min_army units; or -1."""
+    target = -1
+    if army < tb.village_min_army:
+        return target
+    best_d = tb.village_search_radius + 1
+    for c in range(st.n_cities[0]):
+        t = st.city_tile[c]
+        if t < 0 or st.city_owner[c] != NEUTRAL:
+            continue
+        for h in range(st.n_cities[0]):
+            if st.city_tile[h] >= 0 and st.city_owner[h] == seat and \
+                    board.distance[t, st.city_tile[h]] < best_d:
+                target, best_d = c, board.distance[t, st.city_tile[h]]
+    return target
