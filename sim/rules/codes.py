@@ -19,7 +19,6 @@ NEUTRAL = -2   # city_owner of a neutral village (V06, T06)
 BANDIT = -3    # unit_owner of a bandit (V06)
 OWNER_NAMES = {NEUTRAL: "neutral", BANDIT: "bandit"}  # seats are named by their index
 FAR = 1 << 20  # a distance or utility beyond any real one (sentinel for minima/maxima)
-PCT = 100      # the base of every percentage in the tables (value_pct / PCT)
 
 # ---------------------------------------------------------------- capacities
 MAX_SEATS = 6       # seat slots of the state record (RULES.md C: 2–6 seats)

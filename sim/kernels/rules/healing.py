@@ -10,14 +10,17 @@ still.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.common import regions, unit_stat_hp, unit_stat_moves
-from sim.world.board import Board
-from sim.world.state import State
 
-TableArrays = np.record
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
 
 
 @njit

@@ -15,16 +15,19 @@ Targets and steps break ties by the lowest distance, then direction order
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.combat import resolve_attack
 from sim.kernels.rules.common import free_tile_near, max_hp, spawn_unit, unit_stat_moves
 from sim.rules.codes import BANDIT, FAR, NEUTRAL
-from sim.world.board import Board
-from sim.world.state import State
 
-TableArrays = np.record
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+    from sim.world.board import Board
+    from sim.world.state import State
 
 
 @njit

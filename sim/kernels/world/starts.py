@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.jit import njit
-from sim.rules.codes import FAR, FOOD, PCT
+from sim.rules.codes import FAR, FOOD, PERCENT
 from sim.world.rng import below, weighted
 
 
@@ -59,7 +59,7 @@ def _spread_pct(values: np.ndarray) -> np.int64:
         hi = max(hi, v)
     if total <= 0:
         return np.int64(0)
-    return (hi - lo) * PCT * values.shape[0] // total
+    return (hi - lo) * PERCENT * values.shape[0] // total
 
 
 @njit
@@ -163,7 +163,7 @@ def _top_up_weak_starts(rng: np.ndarray, starts: np.ndarray, terrain: np.ndarray
             total += worth[i]
             if worth[i] < worth[weakest]:
                 weakest = i
-        if worth[weakest] * PCT * n_seats >= total * (PCT - tolerance_pct):
+        if worth[weakest] * PERCENT * n_seats >= total * (PERCENT - tolerance_pct):
             return
         home = starts[weakest]
         spot = -1
