@@ -18,7 +18,7 @@ from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.sweep import run_sweep
+from sim.runner.sweep import prepare_folder, run_sweep
 from tests.conftest import FIXTURE_TABLES
 
 SMALL = f"""
@@ -252,6 +252,8 @@ def test_a_failing_match_becomes_an_errors_row(tmp_path):
 
     exp = load_experiment(write_experiment(tmp_path))
     out = tmp_path / "errors"
+    out.mkdir()
+    prepare_folder(exp, out, 3, 1, "local")
     settings = settings_for(exp, out)
 
     def flaky(tables, seed, index, *args, **kw):
@@ -259,7 +261,8 @@ def test_a_failing_match_becomes_an_errors_row(tmp_path):
             raise RuntimeError("boom in match 1")
         return play_match(tables, seed, index, *args, **kw)
 
-    summary = run_chunk(settings, ChunkSpec("baseline", 0, 0, 3), play=flaky)
+    summary = run_chunk(settings, ChunkSpec("baseline", 0, 0, 3),
+                        exp.variant("baseline").tables, play=flaky)
     assert (summary["matches"], summary["errors"]) == (2, 1)
     errors = pl.read_parquet(out / "errors" / "variant=baseline" / "part-00000.parquet")
     assert errors["match_index"].to_list() == [1]
@@ -276,5 +279,9 @@ def test_workers_send_back_only_small_summaries(tmp_path):
     from sim.runner.sweep import run_chunk
 
     exp = load_experiment(write_experiment(tmp_path))
-    summary = run_chunk(settings_for(exp, tmp_path / "o"), ChunkSpec("baseline", 0, 0, 3))
+    out = tmp_path / "o"
+    out.mkdir()
+    prepare_folder(exp, out, 3, 1, "local")
+    summary = run_chunk(settings_for(exp, out), ChunkSpec("baseline", 0, 0, 3),
+                        exp.variant("baseline").tables)
     assert len(json.dumps(summary)) < 400
