@@ -7,6 +7,7 @@ truncate and corrupt them; these helpers start them, find their worker processes
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -144,9 +145,17 @@ def all_gone(pids, timeout: float = 10) -> bool:
     return wait_for(lambda: not any(alive(p) for p in pids), timeout, every=0.05)
 
 
-def lock_held(out: Path) -> bool:
-    """The sweep holds its run folder's lock (its signal handlers are in place by then)."""
+def lock_held(out: Path, pid: int | None = None) -> bool:
+    """Some process (or process `pid`) holds the run folder's lock; a sweep's signal
+    handlers are in place by then. (A killed sweep leaves its PID in the file, but
+    no lock: `pid` tells the new holder from the dead one.)"""
     try:
-        return (out / ".lock").stat().st_size > 0
+        text = (out / ".lock").read_text()
     except OSError:
+        return False
+    if pid is None:
+        return bool(text)
+    try:
+        return json.loads(text).get("pid") == pid
+    except ValueError:
         return False

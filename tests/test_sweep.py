@@ -3,9 +3,11 @@ across workers / backends / chunk sizes, resume after a kill, failing matches as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -197,11 +199,30 @@ def test_same_tables_for_two_workers_and_another_chunk_size(reference_run, tmp_p
             assert other[table].equals(frames[table]), table
 
 
+@contextlib.contextmanager
+def port_taken(port: int):
+    """Something listens on `port` while the block runs (this test, or whoever already
+    had it)."""
+    sock = socket.socket()
+    try:
+        sock.bind(("0.0.0.0", port))
+        sock.listen()
+    except OSError:
+        pass  # taken already: just as good
+    try:
+        yield
+    finally:
+        sock.close()
+
+
 def test_same_tables_on_a_dask_local_cluster(reference_run, tmp_path):
+    """With 8787 (Dask's default dashboard port) taken: the local cluster binds
+    127.0.0.1 on free ports with no dashboard, so nothing warns (warnings are errors)."""
     pytest.importorskip("dask.distributed")
     exp, _out, frames = reference_run
     out = tmp_path / "dask"
-    run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
+    with port_taken(8787):
+        run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
     other = read_all(out)
     for table in TABLES:
         if table in frames:
