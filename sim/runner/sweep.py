@@ -514,7 +514,7 @@ class _Progress:
         if self.done and self._started_matches is not None:
             rate = self.done / max(now_ - self._started_matches, 1e-9)
             return _clock(left + (self.total - self.done) / rate)
-        return f"{_clock(left)} + matches" if left else "–"
+        return f"{_clock(left)}+" if left else "–"  # + the matches, at a rate not known yet
 
     def rate(self) -> str:
         if not self.done or self._started_matches is None:
@@ -555,7 +555,7 @@ class _Progress:
     def compiling(self, estimate: float) -> None:
         self._compile = (time.perf_counter(), estimate)
         if self._progress is not None:
-            self._progress.update(self._task, note="(compiling the engine)")
+            self._progress.update(self._task, note="(compiling the engine; then the matches)")
         elif self.enabled:
             # the main thread is inside numba's compiler: a thread keeps the log alive
             def tick():
