@@ -111,7 +111,11 @@ def test_a_part_without_its_marker_is_an_interrupted_write(finished, tmp_path):
     marker_path(out, "baseline", 3).unlink()
     check = verify_run(out)
     assert [c.chunk for c in check.pending] == [3] and len(check.strays) == 5
-    one_line_error(sim("report", out), "no done marker (an interrupted write)")
+    line = one_line_error(sim("report", out), "incomplete: 1 of 8 chunks not written yet, "
+                          "first chunk baseline/3 (matches 6–7) (and 5 more")
+    assert "sim check-run" in line
+    listed = sim("check-run", out).stderr
+    assert listed.count("has no done marker (an interrupted write)") == 5
     stray = part_path(out, "matches", "baseline", 7)
     shutil.copy(part_path(out, "matches", "baseline", 0), stray)
     one_line_error(sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet"),

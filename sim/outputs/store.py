@@ -82,16 +82,25 @@ def parquet_bytes(frame: pl.DataFrame) -> bytes:
     return buf.getvalue()
 
 
+def check_reachable(root: Path, run_id: str | None = None) -> None:
+    """RunError unless `root` is the run folder (with this `run_id`) as its creator sees
+    it: a worker on storage that is not the run's must fail, not write a look-alike."""
+    where = f"the run folder {root} is not reachable from this worker " \
+            f"(host {os.uname().nodename})"
+    try:
+        prov = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RunError(f"{where}; put --out on storage every worker reaches") from None
+    if run_id is not None and prov.get("run_id") != run_id:
+        raise RunError(f"{where}: the folder there holds another run; put --out on "
+                       "storage every worker reaches")
+
+
 def write_chunk(root: Path, variant: str, chunk: int, frames: dict[str, pl.DataFrame],
-                summary: dict[str, Any]) -> dict[str, Any]:
+                summary: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     """Write every table of one chunk, then its done marker (each atomically); returns
-    the marker. `root` must already be a run folder (provenance.json): a worker that
-    does not see it is on storage that is not the run's, and must not create a
-    look-alike folder there."""
-    if not (root / "provenance.json").is_file():
-        raise RunError(f"{root}: the run folder is not reachable from this worker "
-                       f"(host {os.uname().nodename}); put --out on storage every worker "
-                       "reaches")
+    the marker. `root` must already be the run folder (check_reachable)."""
+    check_reachable(root, run_id)
     parts = {}
     for table in TABLES:
         data = parquet_bytes(frames[table])
@@ -213,11 +222,11 @@ class RunCheck:
         out = [f"{self.root}: {c.label}: {why}" for c, why in self.damaged]
         out += [f"{self.root}: {p.relative_to(self.root)}: belongs to no chunk of this "
                 "run's plan" for p in self.foreign]
-        out += [f"{self.root}: {p.relative_to(self.root)}: has no done marker (an "
-                "interrupted write)" for p in self.strays]
         if self.pending:
             out.append(f"{self.root}: incomplete: {len(self.pending)} of {len(self.planned)} "
                        f"chunks not written yet, first {self.pending[0].label}")
+        out += [f"{self.root}: {p.relative_to(self.root)}: has no done marker (an "
+                "interrupted write)" for p in self.strays]
         return out
 
 
@@ -317,6 +326,23 @@ def require_complete(root: Path | str) -> RunCheck:
         raise RunError(f"{problems[0]}{more}; running the same `sim sweep` again redoes "
                        "what is missing or damaged")
     return check
+
+
+def locate_run(path: Path | str) -> Path:
+    """The run folder `path` names, a relative path taken from the project root (where
+    `make demo` writes runs/, wherever a notebook's kernel runs), checked complete and
+    intact; RunError (one line) saying what to do otherwise."""
+    from sim.rules.tables import REPO_ROOT
+
+    given = Path(path)
+    root = given if given.is_absolute() else REPO_ROOT / given
+    if not root.is_dir():
+        hint = "`make demo` makes it" if given == Path("runs/demo") else \
+            "run its sweep first"
+        raise RunError(f"{given}: no such run folder ({root}); {hint}, or set SIM_RUN_DIR to "
+                       "a run folder (a relative path is taken from the project root)")
+    require_complete(root)
+    return root
 
 
 def remove_chunk(root: Path, variant: str, chunk: int) -> None:

@@ -41,6 +41,7 @@ class RunSettings:
     length: str | None
     personalities: tuple[str, ...]
     rotate: bool
+    run_id: str | None = None  # provenance.json's: proves a worker sees the run's folder
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -111,9 +112,9 @@ def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
     return frames(cols)
 
 
-def settings_for(experiment: Experiment, out: Path) -> RunSettings:
+def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -> RunSettings:
     spec = experiment.spec
-    return RunSettings(
+    return RunSettings(run_id=run_id,
         out=str(Path(out).absolute()), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,

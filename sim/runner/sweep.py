@@ -28,6 +28,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from sim.outputs.lock import RunLock, RunLocked
 from sim.outputs.provenance import code_version, now, package_versions
 from sim.outputs.store import (
     atomic_write_text,
+    check_reachable,
     clear_tmp,
     remove_chunk,
     verify_run,
@@ -73,9 +75,11 @@ class SweepInterrupted(BaseException):
 
 def run_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
               ) -> dict[str, Any]:
-    """Play one chunk and write its tables (in the worker); returns its small summary."""
+    """Play one chunk and write its tables (in the worker); returns its small summary.
+    Fails at once, before playing, where the run folder cannot be seen."""
+    check_reachable(Path(settings.out), settings.run_id)
     frames, summary = play_chunk(settings, spec, tables, play)
-    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary)
+    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary, settings.run_id)
     return summary
 
 
@@ -90,6 +94,9 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                started: str) -> dict[str, Any]:
     spec = experiment.spec
     return {
+        # a new id per run folder: workers compare it to tell the run's folder from
+        # another folder at the same path on a machine that does not share the storage
+        "run_id": uuid.uuid4().hex,
         "fingerprint": fingerprint(experiment, chunk_size),
         "code_version": code_version(),
         "packages": package_versions(),
@@ -341,7 +348,7 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
         redo |= set(failed)
     all_chunks = experiment.chunks(chunk_size)
     todo = [c for c in all_chunks if (c.variant, c.chunk) in redo]
-    settings = settings_for(experiment, out)
+    settings = settings_for(experiment, out, prov.get("run_id"))
     tables = {v.id: v.tables for v in experiment.variants}
     total = sum(c.stop - c.start for c in todo)
     t0 = time.perf_counter()
@@ -423,7 +430,7 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
                        "stop": spec.stop, "matches": 0, "errors": spec.stop - spec.start,
                        "seconds": 0.0, "tables_hash": tables[spec.variant].hash}
             write_chunk(out, spec.variant, spec.chunk, error_frames(settings, spec, message),
-                        summary)
+                        summary, settings.run_id)
             finished(summary, spec)
         bar.tick()
     return played
