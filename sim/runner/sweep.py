@@ -35,9 +35,11 @@ from typing import Any
 from sim.outputs.lock import RunLock, RunLocked
 from sim.outputs.provenance import code_version, now, package_versions
 from sim.outputs.store import (
+    RunError,
     atomic_write_text,
     check_reachable,
     clear_tmp,
+    marker_path,
     remove_chunk,
     verify_run,
     write_chunk,
@@ -345,6 +347,8 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
         if failed:
             say(f"{out}: retrying {sum(m['parts']['errors']['rows'] for m in failed.values())} "
                 f"failed matches in {len(failed)} chunks")
+        for variant, chunk in failed:  # pending now: an interrupted retry is redone again
+            marker_path(out, variant, chunk).unlink()
         redo |= set(failed)
     all_chunks = experiment.chunks(chunk_size)
     todo = [c for c in all_chunks if (c.variant, c.chunk) in redo]
@@ -369,6 +373,7 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
         bar.start()
         played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say)
     seconds = time.perf_counter() - t0
+    clear_tmp(out)
     check = verify_run(out, prov)
     result = {
         "out": str(out), "chunks": len(check.done), "chunks_planned": len(check.planned),
@@ -400,8 +405,8 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
         for spec in todo:
             try:
                 summary = run_chunk(settings, spec, tables[spec.variant])
-            except OSError as exc:
-                raise SweepError(f"{out}: cannot write {spec.variant}/{spec.chunk}: "
+            except (OSError, RunError) as exc:
+                raise SweepError(f"{out}: cannot write chunk {spec.variant}/{spec.chunk}: "
                                  f"{exc}") from None
             finished(summary, spec)
         return played
@@ -429,8 +434,13 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
             summary = {"variant": spec.variant, "chunk": spec.chunk, "start": spec.start,
                        "stop": spec.stop, "matches": 0, "errors": spec.stop - spec.start,
                        "seconds": 0.0, "tables_hash": tables[spec.variant].hash}
-            write_chunk(out, spec.variant, spec.chunk, error_frames(settings, spec, message),
-                        summary, settings.run_id)
+            try:
+                write_chunk(out, spec.variant, spec.chunk, error_frames(settings, spec,
+                                                                       message),
+                            summary, settings.run_id)
+            except (OSError, RunError) as exc:
+                raise SweepError(f"{out}: cannot write the error rows of {label}: "
+                                 f"{exc}") from None
             finished(summary, spec)
         bar.tick()
     return played
