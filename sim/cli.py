@@ -253,9 +253,11 @@ def _sweep_summary(result: dict, out: Path, command: str) -> None:
     from sim.rules.tables import REPO_ROOT
 
     rate = f", {result['matches_per_s']} matches/s" if result["matches_per_s"] else ""
+    compiled = f" ({result['compile_s']:.0f} s of it compiling the engine)" \
+        if result.get("compile_s") else ""
     typer.echo(f"done: {result['matches']} matches in {result['chunks']} chunks "
                f"({result['chunks_resumed']} already written), {result['errors']} failed, "
-               f"{result['seconds']} s{rate}")
+               f"{result['seconds']:.1f} s{compiled}{rate}")
     if result["problems"]:
         for line in result["problems"]:
             typer.echo(line, err=True)

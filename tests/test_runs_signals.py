@@ -59,18 +59,21 @@ def _watch_workers(proc, seen: set[int]) -> bool:
     return proc.poll() is not None
 
 
-@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
-                         ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("signum,code,to_group,jobs", [
+    (signal.SIGTERM, 143, False, "2"),  # what cron, systemd and Kubernetes send
+    (signal.SIGINT, 130, True, "2"),    # Ctrl-C: the whole process group gets it
+    (signal.SIGTERM, 143, False, "1"),  # one job: chunks play in the sweep's own process
+], ids=["SIGTERM", "Ctrl-C", "SIGTERM-one-job"])
 def test_a_signal_stops_the_workers_and_keeps_finished_chunks(reference, tmp_path, signum,
-                                                              code):
+                                                              code, to_group, jobs):
     exp, frames = reference
     out = tmp_path / "run"
-    proc = _sweep(exp, out)
+    proc = start("sweep", exp, "--out", out, "--jobs", jobs, "--quiet")
     seen: set[int] = set()
-    assert wait_for(lambda: _watch_workers(proc, seen) or (markers(out) >= 2 and
-                                                         len(seen) == 2))
+    assert wait_for(lambda: _watch_workers(proc, seen) or (
+        markers(out) >= 2 and len(seen) == (int(jobs) if jobs != "1" else 0)))
     assert proc.poll() is None and markers(out) < 2 * MATCHES // CHUNK
-    os.kill(proc.pid, signum)
+    (os.killpg if to_group else os.kill)(proc.pid, signum)
     _stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code, stderr
     last = stderr.strip().splitlines()[-1]

@@ -362,8 +362,9 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
         executor = None
         if todo and backend == "dask":
             executor = _DaskExecutor(_dask_client(stack, jobs, scheduler))
+        compile_s = None
         if todo and (backend == "local" or not scheduler):
-            warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
+            compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
         if todo and executor is None and jobs > 1:
             executor = LocalPool(jobs)
         if executor is not None:
@@ -371,8 +372,10 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
             # are writing is redone on resume; after the last chunk they stop politely
             stack.push(lambda kind, *_: executor.close(kill=kind is not None))
         bar.start()
+        t_matches = time.perf_counter()
         played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say)
     seconds = time.perf_counter() - t0
+    match_s = time.perf_counter() - t_matches if todo else 0.0
     clear_tmp(out)
     check = verify_run(out, prov)
     result = {
@@ -381,7 +384,9 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
         "planned": check.planned_matches, "matches": check.matches, "errors": check.errors,
         "missing": check.planned_matches - check.matches - check.errors,
         "problems": check.problems(), "played_now": played, "seconds": round(seconds, 3),
-        "matches_per_s": round(played / seconds, 1) if seconds > 0 and played else None,
+        "compile_s": None if compile_s is None else round(compile_s, 1),
+        # the rate of the matches themselves: a first run's compile is not play
+        "matches_per_s": round(played / match_s, 1) if match_s > 0 and played else None,
     }
     prov["finished"] = now() if check.complete else None
     prov["summary"] = result
