@@ -301,7 +301,10 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
         raise SweepError(f"--backend {backend}: choose local or dask")
     chunk_size = chunk_size or experiment.spec.chunk_size
     out = Path(out).absolute()  # workers may run anywhere: never a relative path
-    with stop_on_signals():
+    with stop_on_signals(), contextlib.ExitStack() as remote:
+        # a scheduler address is input: check it before any folder is made
+        client = _dask_client(remote, jobs, scheduler) if backend == "dask" and scheduler \
+            else None
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -314,7 +317,7 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
         try:
             if lock.took_over:
                 say(lock.took_over)
-            return _run_locked(experiment, out, jobs, backend, scheduler, chunk_size,
+            return _run_locked(experiment, out, jobs, backend, client, chunk_size,
                                progress, on_chunk, replace_stale, retry_errors, say)
         except SweepInterrupted as exc:
             exc.out = out
@@ -326,7 +329,7 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
             lock.release()
 
 
-def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress, on_chunk,
+def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on_chunk,
                 replace_stale, retry_errors, say) -> dict[str, Any]:
     if replace_stale and not fingerprint_matches(experiment, out, chunk_size):
         say(f"{out}: holds another run; starting afresh")
@@ -361,9 +364,9 @@ def _run_locked(experiment, out, jobs, backend, scheduler, chunk_size, progress,
     with stack, bar:
         executor = None
         if todo and backend == "dask":
-            executor = _DaskExecutor(_dask_client(stack, jobs, scheduler))
+            executor = _DaskExecutor(client or _dask_client(stack, jobs, None))
         compile_s = None
-        if todo and (backend == "local" or not scheduler):
+        if todo and client is None:  # workers on this machine: compile once, here first
             compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
         if todo and executor is None and jobs > 1:
             executor = LocalPool(jobs)
