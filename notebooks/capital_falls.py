@@ -15,15 +15,26 @@
 # and the owner's most populous remaining city becomes its capital, which can fall
 # in turn. From the event log: falls per match, how deep the cascades run, how many
 # cities each fall moves, the eliminations falls cause, and revolting cities that a
-# third seat takes. Set `SIM_RUN_DIR` to a sweep's run folder (default `runs/demo`).
+# third seat takes.
+#
+# Set `SIM_RUN_DIR` to a sweep's run folder, relative to the project root (default
+# `runs/demo`, made by `make demo`).
 
 # %%
 import os
 
+import altair as alt
+
 from sim.analysis import charts, metrics
 from sim.analysis.load import load_run
+from sim.outputs.store import locate_run
 
-run = load_run(os.environ.get("SIM_RUN_DIR", "runs/demo"))
+# charts as inline SVG drawn by vl-convert: nothing is fetched from a CDN, so they
+# render offline (and in the saved notebook)
+alt.renderers.enable("svg")
+# SIM_RUN_DIR relative to the project root, not to notebooks/ where the kernel runs;
+# a missing, unfinished or damaged run stops here with one line saying why
+run = load_run(locate_run(os.environ.get("SIM_RUN_DIR", "runs/demo")))
 
 # %%
 falls = metrics.capital_falls_per_match(run.events, run.matches)

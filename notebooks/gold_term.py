@@ -14,15 +14,24 @@
 # Gold converts to score by division (every `gold_per_point` gold is one point,
 # rounded down). This notebook shows how much of the final score the gold term
 # carries, for winners and for all seats, at the end and turn by turn, per variant.
-# Set `SIM_RUN_DIR` to a sweep's run folder (default `runs/demo`).
+# Set `SIM_RUN_DIR` to a sweep's run folder, relative to the project root (default
+# `runs/demo`, made by `make demo`).
 
 # %%
 import os
 
+import altair as alt
+
 from sim.analysis import charts, metrics
 from sim.analysis.load import load_run
+from sim.outputs.store import locate_run
 
-run = load_run(os.environ.get("SIM_RUN_DIR", "runs/demo"))
+# charts as inline SVG drawn by vl-convert: nothing is fetched from a CDN, so they
+# render offline (and in the saved notebook)
+alt.renderers.enable("svg")
+# SIM_RUN_DIR relative to the project root, not to notebooks/ where the kernel runs;
+# a missing, unfinished or damaged run stops here with one line saying why
+run = load_run(locate_run(os.environ.get("SIM_RUN_DIR", "runs/demo")))
 
 # %%
 gold = metrics.gold_share(run.seats)

@@ -16,15 +16,24 @@
 # baseline survive correction for multiple comparisons. Every number comes from
 # `sim.analysis`; this notebook defines no metric of its own.
 #
-# Set `SIM_RUN_DIR` to a sweep's run folder (default `runs/demo`, made by `make demo`).
+# Set `SIM_RUN_DIR` to a sweep's run folder, relative to the project root (default
+# `runs/demo`, made by `make demo`).
 
 # %%
 import os
 
+import altair as alt
+
 from sim.analysis import charts, metrics
 from sim.analysis.load import load_run
+from sim.outputs.store import locate_run
 
-run = load_run(os.environ.get("SIM_RUN_DIR", "runs/demo"))
+# charts as inline SVG drawn by vl-convert: nothing is fetched from a CDN, so they
+# render offline (and in the saved notebook)
+alt.renderers.enable("svg")
+# SIM_RUN_DIR relative to the project root, not to notebooks/ where the kernel runs;
+# a missing, unfinished or damaged run stops here with one line saying why
+run = load_run(locate_run(os.environ.get("SIM_RUN_DIR", "runs/demo")))
 print(f"{run.matches.height} matches, variants: {sorted(run.matches['variant'].unique())}, "
       f"baseline: {run.baseline}")
 

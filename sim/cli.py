@@ -33,12 +33,16 @@ def _fail(messages: list[str] | str) -> None:
 
 
 def _load_tables(path: Path | None, sets: list[str] | None):
-    from sim.rules.tables import TablesError, load_tables, parse_overrides
+    from sim.rules.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides
+    from sim.runner.experiments import utf8_problem
 
     try:
         return load_tables(path, parse_overrides(sets or []))
     except TablesError as exc:
         _fail(exc.errors)
+    except UnicodeDecodeError as exc:  # sim.rules.tables catches OSError only
+        source = path or DEFAULT_TABLES
+        _fail(f"{source}: {utf8_problem(Path(source), exc)}")
 
 
 @tables_app.command("check")
@@ -146,8 +150,8 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
         _fail(f"--seats {seats}: a match has 2 to 6 seats")
     if length is not None and length not in t.model.match.lengths:
         _fail(f"--length {length}: choose one of {', '.join(t.model.match.lengths)}")
-    if seed < 0 or match < 0:
-        _fail("--seed and --match must be >= 0")
+    if not (0 <= seed < 2**63 and 0 <= match < 2**63):
+        _fail("--seed and --match must be between 0 and 2**63 - 1")
     names = personalities.split(",") if personalities else None
     for name in names or []:
         if name not in t.model.ai.personalities:
@@ -171,64 +175,161 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
 def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
               jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: "
                                                        "all cores).")] = None,
-              backend: Annotated[str, typer.Option(help="loky (this machine) or dask.")]
-              = "loky",
+              backend: Annotated[str, typer.Option(help="local (worker processes on this "
+                                                   "machine) or dask.")] = "local",
               scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address "
-                                                            "(default: a local cluster).")]
+                                                            "(default: a local cluster); "
+                                                            "see docs/scale-out.md.")]
               = None,
               out: Annotated[Path | None, typer.Option(help="Run folder (default: "
                                                        "runs/<experiment name>).")] = None,
               chunk_size: Annotated[int | None, typer.Option(help="Matches per chunk "
                                                              "(default: the experiment's).")]
               = None,
-              quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+              quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
               replace_stale: Annotated[bool, typer.Option(
-                  "--replace-stale", help="If --out holds a run of another experiment, code "
-                  "or chunking, delete it and start afresh (default: refuse).")] = False,
+                  "--replace-stale", help="If --out holds a run of another experiment, "
+                  "tables, code or chunking, delete it and start afresh (default: refuse).")]
+              = False,
+              retry_errors: Annotated[bool, typer.Option(
+                  "--retry-errors", help="Play again the chunks of matches that failed "
+                  "before (error rows).")] = False,
               ) -> None:
-    """Run an experiment's matches in parallel into Parquet tables; resumes a folder."""
+    """Run an experiment's matches in parallel into Parquet tables; resumes a folder.
+
+    Exit status: 0 every planned match written; 1 some matches failed or are
+    missing; 2 bad input or a folder that cannot be used; 130/143 interrupted by
+    SIGINT/SIGTERM (finished chunks are kept: run the same command to resume)."""
     import os
+    import shlex
 
     from sim.rules.tables import REPO_ROOT
     from sim.runner.experiments import ExperimentError, load_experiment
-    from sim.runner.sweep import RunFolderMismatch, run_sweep
+    from sim.runner.sweep import SweepError, SweepInterrupted, run_sweep, stop_on_signals
 
     try:
         experiment = load_experiment(file)
     except ExperimentError as exc:
         _fail(str(exc))
-    if backend not in ("loky", "dask"):
-        _fail(f"--backend {backend}: choose loky or dask")
+    if backend not in ("local", "loky", "dask"):
+        _fail(f"--backend {backend}: choose local or dask")
     if chunk_size is not None and chunk_size < 1:
         _fail("--chunk-size must be >= 1")
+    if jobs is not None and jobs < 1:
+        _fail("--jobs must be >= 1")
+    if scheduler and backend != "dask":
+        _fail("--scheduler needs --backend dask")
     jobs = jobs or os.cpu_count() or 1
-    out = out or REPO_ROOT / "runs" / experiment.spec.name
-    if replace_stale and out.exists():
-        from sim.runner.sweep import fingerprint_matches
-
-        if not fingerprint_matches(experiment, out, chunk_size or experiment.spec.chunk_size):
-            import shutil
-
-            typer.echo(f"{out}: holds another run; starting afresh")
-            shutil.rmtree(out)
+    # absolute here, in the parent: Dask workers have working directories of their own
+    out = (out or REPO_ROOT / "runs" / experiment.spec.name).absolute()
+    command = shlex.join(["sim", *sys.argv[1:]]) if sys.argv[1:2] == ["sweep"] else \
+        f"sim sweep {shlex.quote(str(file))} --out {shlex.quote(str(out))}"
     typer.echo(f"sweep {experiment.spec.name}: {len(experiment.variants)} variants x "
                f"{experiment.spec.matches} matches -> {out} ({jobs} workers, {backend})")
-    try:
-        result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
-                           progress=not quiet)
-    except RunFolderMismatch as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        typer.echo(f"interrupted; finished chunks are kept in {out}: run the same command "
-                   "again to resume", err=True)
-        raise typer.Exit(130) from None
+    # the handlers cover the summary too, so a signal always ends the same way
+    with stop_on_signals():
+        try:
+            result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
+                               progress=not quiet, replace_stale=replace_stale,
+                               retry_errors=retry_errors, command=command,
+                               say=lambda line: typer.echo(line, err=True))
+            _sweep_summary(result, out, command)
+        except SweepError as exc:
+            _fail(str(exc))
+        except SweepInterrupted as exc:
+            written = exc.written if exc.out else len(list((out / "_done").glob("*.json")))
+            planned = exc.planned or len(experiment.chunks(chunk_size))
+            typer.echo(f"interrupted by {signal_name(exc.signum)}: {written} of {planned} "
+                       f"chunks are written in {out}; to resume, run the same command "
+                       f"again: {command}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+
+def _sweep_summary(result: dict, out: Path, command: str) -> None:
+    """The closing lines of a sweep: counts, the victory mix, where the run and its
+    report are; exit 1 when any planned match is missing or failed."""
+    import shlex
+
+    from sim.rules.tables import REPO_ROOT
+
     rate = f", {result['matches_per_s']} matches/s" if result["matches_per_s"] else ""
+    compiled = f" ({result['compile_s']:.0f} s of it compiling the engine)" \
+        if result.get("compile_s") else ""
     typer.echo(f"done: {result['matches']} matches in {result['chunks']} chunks "
                f"({result['chunks_resumed']} already written), {result['errors']} failed, "
-               f"{result['seconds']} s{rate}")
-    if result["errors"]:
-        typer.echo(f"{result['errors']} matches failed: see the errors table in {out}", err=True)
+               f"{result['seconds']:.1f} s{compiled}{rate}")
+    if result["problems"]:
+        for line in result["problems"]:
+            typer.echo(line, err=True)
+        typer.echo(f"{result['missing']} of {result['planned']} planned matches are not "
+                   f"written; run the same command again: {command}", err=True)
         raise typer.Exit(1)
+    _print_victory_mix(out)
+    report = REPO_ROOT / "reports" / f"{out.name}.html"
+    typer.echo(f"run folder: {out}\nits report: sim report {shlex.quote(str(out))} --out "
+               f"{shlex.quote(str(report))}")
+    if result["errors"]:
+        typer.echo(f"{result['errors']} matches failed: see the errors table in {out} "
+                   "(--retry-errors plays them again)", err=True)
+        raise typer.Exit(1)
+
+
+def signal_name(signum: int) -> str:
+    import signal
+
+    return signal.Signals(signum).name
+
+
+def _print_victory_mix(out: Path) -> None:
+    """Victory shares per variant of a finished run, in the run's variant order."""
+    import polars as pl
+
+    from sim.outputs.store import read_provenance, scan
+    from sim.rules.codes import VICTORY_NAMES
+
+    order = [v["id"] for v in read_provenance(out)["variants"]]
+    counts = (scan(out, "matches").group_by("variant", "victory").agg(pl.len().alias("n"))
+              .collect())
+    if not counts.height:
+        return
+    victories = [v for v in VICTORY_NAMES if v in counts["victory"].to_list()]
+    width = max(len(v) for v in order)
+    typer.echo("victory mix (share of matches):")
+    typer.echo("  " + " " * width + "".join(f"{v:>12}" for v in victories))
+    for variant in order:
+        rows = counts.filter(pl.col("variant") == variant)
+        total = rows["n"].sum()
+        share = dict(zip(rows["victory"].to_list(), rows["n"].to_list(), strict=True))
+        typer.echo(f"  {variant:<{width}}" + "".join(
+            f"{share.get(v, 0) / total:>12.1%}" if total else f"{'–':>12}" for v in victories))
+
+
+def _require_run(run_dir: Path):
+    """The run's verified check, or exit 2 with one line naming what is wrong."""
+    from sim.outputs.store import RunError, require_complete
+
+    try:
+        return require_complete(run_dir)
+    except RunError as exc:
+        _fail(str(exc))
+
+
+@app.command("check-run")
+def check_run_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+                  ) -> None:
+    """Verify a run folder: every planned chunk written, every part the row count and
+    checksum its done marker records. Exit 2 with one line per problem otherwise."""
+    from sim.outputs.store import RunError, verify_run
+
+    try:
+        check = verify_run(run_dir)
+    except RunError as exc:
+        _fail(str(exc))
+    problems = check.problems()
+    if problems:
+        _fail(problems)
+    typer.echo(f"{run_dir}: ok: {len(check.done)} chunks intact, {check.matches} matches, "
+               f"{check.errors} failed")
 
 
 @app.command("report")
@@ -239,37 +340,67 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                out: Annotated[Path | None, typer.Option(help="HTML file (default: "
                                                         "reports/<run name>.html).")] = None,
                ) -> None:
-    """Write the self-contained HTML report of a sweep's run folder."""
+    """Write the self-contained HTML report of a sweep's run folder (refused when the
+    run is incomplete or damaged: see `sim check-run`)."""
     from sim.report.html import write_report
     from sim.rules.tables import REPO_ROOT
 
-    if not (run_dir / "provenance.json").exists() or not (run_dir / "matches").exists():
-        _fail(f"{run_dir}: not a sweep run folder (no provenance.json or matches table)")
-    out = out or REPO_ROOT / "reports" / f"{run_dir.name}.html"
+    _require_run(run_dir)
+    out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
     try:
         path = write_report(run_dir, out, baseline)
     except ValueError as exc:
         _fail(str(exc))
-    typer.echo(f"report written to {path}")
+    typer.echo(f"report written to {Path(path).absolute()}")
 
 
 @app.command("replay-command")
 def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
                        match_id: Annotated[str, typer.Argument(help="variant:index")]) -> None:
-    """Print the one command that replays a match of a sweep."""
+    """Print the one command that replays a match of a sweep; warns (exit 1) when the
+    tables changed since the run, since the command would then play another match."""
     import polars as pl
 
-    from sim.outputs.store import scan
+    from sim.outputs.store import RunError, part_path, plan_of, read_provenance, verify_chunk
+    from sim.rules.tables import TablesError, load_tables
 
+    try:
+        prov = read_provenance(run_dir)
+    except RunError as exc:
+        _fail(str(exc))
+    name, _, index = match_id.rpartition(":")
+    chunk = next((c for c in plan_of(prov) if c.variant == name and index.isdigit()
+                  and c.start <= int(index) < c.stop), None)
+    if chunk is None:
+        _fail(f"{run_dir}: no match {match_id!r} in this run (ids look like "
+              f"{prov['variants'][0]['id']}:12)")
+    # only the chunk that holds the match is read, so only it must be intact
+    _marker, why = verify_chunk(run_dir, chunk)
+    if why is not None:
+        _fail(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again redoes it")
+    replay = None
     for table in ("matches", "errors"):
-        if not (run_dir / table).exists():
-            continue
-        rows = scan(run_dir, table).filter(pl.col("match_id") == match_id).select(
-            "replay").collect()
+        rows = pl.read_parquet(part_path(run_dir, table, chunk.variant, chunk.chunk)).filter(
+            pl.col("match_id") == match_id)
         if rows.height:
-            typer.echo(rows["replay"][0])
-            return
-    _fail(f"{run_dir}: no match {match_id!r} (ids look like baseline:12)")
+            replay = rows["replay"][0]
+            break
+    if replay is None:
+        _fail(f"{run_dir}: {chunk.label} has no row for {match_id!r}")
+    typer.echo(replay)
+    variant = next(v for v in prov["variants"] if v["id"] == chunk.variant)
+    try:
+        now_hash, why = load_tables(prov["tables_path"], variant["overrides"] or None).hash, ""
+    except TablesError as exc:
+        now_hash, why = None, exc.errors[0]
+    except UnicodeDecodeError:
+        now_hash, why = None, "not UTF-8 text"
+    if now_hash != variant["tables_hash"]:
+        detail = f"hash {now_hash}" if now_hash else f"unreadable: {why}"
+        typer.echo(f"{prov['tables_path']}: the tables changed since the run (variant "
+                   f"{variant['id']} had tables hash {variant['tables_hash']}, now {detail}); "
+                   "this command will not replay the same match", err=True)
+        raise typer.Exit(1)
 
 
 def _print_bench(result: dict, as_json: bool) -> None:

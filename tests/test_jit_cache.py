@@ -4,10 +4,17 @@ reach, so an edit there can never be served stale compiled code."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from sim import jit
+from sim.rules.tables import REPO_ROOT
+from tests.conftest import FIXTURE_TABLES
 
 
 def test_cache_dir_changes_with_compiled_sources_only(tmp_path, monkeypatch):
@@ -43,3 +50,87 @@ def test_numba_uses_the_keyed_cache_dir(tmp_path):
 def test_jit_options_keep_outcomes_bit_stable():
     assert jit.JIT_OPTIONS["cache"] is True
     assert jit.JIT_OPTIONS["fastmath"] is False
+
+
+# --- the first run explains itself (issue 12, item 15) ---------------------------------
+
+def _sim_env(cache: Path) -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "SIM_CACHE_DIR": str(cache),
+            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT)}
+
+
+def test_a_cold_cache_is_seen_although_importing_the_engine_creates_its_folder(tmp_path):
+    code = ("import sim.runner.sweep as s, sim.jit as j; "
+            "print(j.cache_dir().exists(), s.engine_cached())")
+    out = subprocess.run([sys.executable, "-c", code], env=_sim_env(tmp_path),
+                         capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+    assert out.stdout.split() == ["True", "False"]
+
+
+def _sweep(exp: Path, out: Path, cache: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", "sweep", str(exp), "--out",
+                           str(out), "--jobs", "1"], env=_sim_env(cache), capture_output=True,
+                          text=True, cwd=REPO_ROOT, timeout=900)
+
+
+def _experiment(tmp_path: Path) -> Path:
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f'name = "cold"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\nmatches = 2\n'
+                   'seats = 4\nlength = "short"\n')
+    return exp
+
+
+def _check_cold_run(proc: subprocess.CompletedProcess, out: Path) -> None:
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert re.match(r"compiling the engine once: about \d+ s \(a first guess; ", lines[0]), lines
+    # a long compile logs its progress (every 15 s on a pipe), then its time
+    ticks = [line for line in lines[1:] if line.startswith("compiling the engine: ")]
+    assert all(re.match(r"compiling the engine: \d+ s of about \d+ s; ETA \d:\d\d:\d\d\+$", t)
+               for t in ticks), ticks
+    assert re.match(r"engine compiled in \d+ s$", lines[1 + len(ticks)]), lines
+    assert re.search(r"^done: 2 matches in 1 chunks \(0 already written\), 0 failed, "
+                     r"[\d.]+ s \(\d+ s of it compiling the engine\)", proc.stdout, re.M)
+    assert "victory mix (share of matches):" in proc.stdout
+    assert f"run folder: {out}\n" in proc.stdout
+    assert f"its report: sim report {out} --out " in proc.stdout
+
+
+def test_a_cold_cache_says_so_first_and_the_run_ends_with_a_summary(tmp_path):
+    """A cache holding everything but the match loop's entry point (so only that
+    compiles: seconds, not a minute) is cold for the sweep: the message and its
+    estimate come before the compile, the compile's time is recorded for the next
+    estimate, and a warm second run says nothing about compiling."""
+    from sim.engine.match import play_match
+    from sim.rules.tables import load_tables
+
+    play_match(load_tables(FIXTURE_TABLES), 1, length="short")  # this cache is warm now
+    cache = tmp_path / "cache"
+    shutil.copytree(jit.cache_dir(), cache / jit.cache_dir().name, ignore=lambda _d, names: [
+        n for n in names if n.startswith("loop.run_match-")])
+    exp = _experiment(tmp_path)
+    cold = _sweep(exp, tmp_path / "run", cache)
+    _check_cold_run(cold, tmp_path / "run")
+    assert float((cache / "last-compile-seconds").read_text()) > 0
+    warm = _sweep(exp, tmp_path / "run2", cache)
+    assert warm.returncode == 0 and "compiling" not in warm.stderr, warm.stderr
+
+
+@pytest.mark.slow
+def test_an_empty_cache_compiles_once_with_the_message(tmp_path):
+    exp = _experiment(tmp_path)
+    _check_cold_run(_sweep(exp, tmp_path / "run", tmp_path / "cache"), tmp_path / "run")
+
+
+def test_the_eta_counts_the_compile_still_to_come():
+    from sim.runner.sweep import _Progress
+
+    bar = _Progress(100, enabled=False)
+    bar.compiling(60.0)
+    assert bar.eta() in ("0:01:00+", "0:00:59+")  # the compile left, then the matches
+    bar.compiled(58.0)
+    bar.start()
+    assert bar.eta() == "–"
+    bar.advance(50)
+    assert re.match(r"0:00:0\d$", bar.eta())

@@ -3,9 +3,11 @@ across workers / backends / chunk sizes, resume after a kill, failing matches as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +20,7 @@ from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.sweep import run_sweep
+from sim.runner.sweep import prepare_folder, run_sweep
 from tests.conftest import FIXTURE_TABLES
 
 SMALL = f"""
@@ -197,11 +199,30 @@ def test_same_tables_for_two_workers_and_another_chunk_size(reference_run, tmp_p
             assert other[table].equals(frames[table]), table
 
 
+@contextlib.contextmanager
+def port_taken(port: int):
+    """Something listens on `port` while the block runs (this test, or whoever already
+    had it)."""
+    sock = socket.socket()
+    try:
+        sock.bind(("0.0.0.0", port))
+        sock.listen()
+    except OSError:
+        pass  # taken already: just as good
+    try:
+        yield
+    finally:
+        sock.close()
+
+
 def test_same_tables_on_a_dask_local_cluster(reference_run, tmp_path):
+    """With 8787 (Dask's default dashboard port) taken: the local cluster binds
+    127.0.0.1 on free ports with no dashboard, so nothing warns (warnings are errors)."""
     pytest.importorskip("dask.distributed")
     exp, _out, frames = reference_run
     out = tmp_path / "dask"
-    run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
+    with port_taken(8787):
+        run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
     other = read_all(out)
     for table in TABLES:
         if table in frames:
@@ -252,6 +273,8 @@ def test_a_failing_match_becomes_an_errors_row(tmp_path):
 
     exp = load_experiment(write_experiment(tmp_path))
     out = tmp_path / "errors"
+    out.mkdir()
+    prepare_folder(exp, out, 3, 1, "local")
     settings = settings_for(exp, out)
 
     def flaky(tables, seed, index, *args, **kw):
@@ -259,7 +282,8 @@ def test_a_failing_match_becomes_an_errors_row(tmp_path):
             raise RuntimeError("boom in match 1")
         return play_match(tables, seed, index, *args, **kw)
 
-    summary = run_chunk(settings, ChunkSpec("baseline", 0, 0, 3), play=flaky)
+    summary = run_chunk(settings, ChunkSpec("baseline", 0, 0, 3),
+                        exp.variant("baseline").tables, play=flaky)
     assert (summary["matches"], summary["errors"]) == (2, 1)
     errors = pl.read_parquet(out / "errors" / "variant=baseline" / "part-00000.parquet")
     assert errors["match_index"].to_list() == [1]
@@ -276,5 +300,9 @@ def test_workers_send_back_only_small_summaries(tmp_path):
     from sim.runner.sweep import run_chunk
 
     exp = load_experiment(write_experiment(tmp_path))
-    summary = run_chunk(settings_for(exp, tmp_path / "o"), ChunkSpec("baseline", 0, 0, 3))
+    out = tmp_path / "o"
+    out.mkdir()
+    prepare_folder(exp, out, 3, 1, "local")
+    summary = run_chunk(settings_for(exp, out), ChunkSpec("baseline", 0, 0, 3),
+                        exp.variant("baseline").tables)
     assert len(json.dumps(summary)) < 400

@@ -10,7 +10,8 @@ from typing import Any
 
 from sim.rules.tables import REPO_ROOT
 
-PACKAGES = ("numpy", "numba", "llvmlite", "polars", "pyarrow", "joblib", "pydantic")
+PACKAGES = ("numpy", "numba", "llvmlite", "polars", "pyarrow", "pydantic", "dask",
+            "distributed")
 
 
 def code_version() -> dict[str, Any]:

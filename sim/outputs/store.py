@@ -1,26 +1,49 @@
-"""Writing a sweep's outcome tables so that nothing is ever half-written.
+"""Writing a sweep's outcome tables so that nothing is ever half-written, lost or
+counted twice, and verifying a run folder before anything reads it.
 
 Layout under the run folder DIR:
     TABLE/variant=ID/part-CHUNK.parquet   (TABLE in sim.outputs.schemas.TABLES)
     _done/ID__CHUNK.json                  one marker per finished chunk
-    provenance.json                       what produced the folder
+    provenance.json                       what produced the folder (and its plan)
+    .lock                                 the sweep writing the folder (sim.outputs.lock)
     .tmp/                                 files being written (never read)
 
-Each chunk's files are written into .tmp/ and renamed into place; its done
-marker is renamed into place last. A killed sweep therefore leaves only whole
-files, and a chunk without its marker is simply written again on resume.
+Each chunk's files are written into .tmp/ and renamed into place; its done marker
+is renamed into place last and records, for every part, its row count, size and
+sha256. A killed sweep therefore leaves only whole files, and `verify_run` tells a
+finished chunk from one that is missing, short, corrupt or was never finished:
+resume plays such a chunk again and every reader refuses the run until it has.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from sim.outputs.schemas import TABLES
+
+MARKER_FORMAT = 2
+_MARKER_KEYS = ("format", "variant", "chunk", "start", "stop", "matches", "errors", "parts")
+_PART_KEYS = ("rows", "bytes", "sha256")
+
+
+class RunError(Exception):
+    """A run folder that cannot be read as it is: one line naming the folder (and the
+    chunk) and what to do.
+
+    In a notebook the message is the whole display (IPython's `_render_traceback_`
+    hook), because the traceback of a missing folder explains nothing."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 def part_path(root: Path, table: str, variant: str, chunk: int) -> Path:
@@ -31,37 +54,315 @@ def marker_path(root: Path, variant: str, chunk: int) -> Path:
     return root / "_done" / f"{variant}__{chunk:05d}.json"
 
 
-def is_done(root: Path, variant: str, chunk: int) -> bool:
-    return marker_path(root, variant, chunk).exists()
+def _fsync_write(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        # the rename below is only as durable as the bytes it points at
+        os.fsync(f.fileno())
 
 
-def _atomic_write(root: Path, final: Path, write) -> None:
+def _atomic_write(root: Path, final: Path, data: bytes) -> None:
     tmp_dir = root / ".tmp"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp_dir.mkdir(exist_ok=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = tmp_dir / f"{final.parent.name}.{final.name}.{os.getpid()}"
-    write(tmp)
+    _fsync_write(tmp, data)
     os.replace(tmp, final)
 
 
+def atomic_write_text(root: Path, final: Path, text: str) -> None:
+    """Write a text file of the run folder `root` so that it is whole or absent."""
+    _atomic_write(root, final, text.encode("utf-8"))
+
+
+def parquet_bytes(frame: pl.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.write_parquet(buf, statistics=True)
+    return buf.getvalue()
+
+
+def check_reachable(root: Path, run_id: str | None = None) -> None:
+    """RunError unless `root` is the run folder (with this `run_id`) as its creator sees
+    it: a worker on storage that is not the run's must fail, not write a look-alike."""
+    where = f"the run folder {root} is not reachable from this worker " \
+            f"(host {os.uname().nodename})"
+    try:
+        prov = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RunError(f"{where}; put --out on storage every worker reaches") from None
+    if run_id is not None and prov.get("run_id") != run_id:
+        raise RunError(f"{where}: the folder there holds another run; put --out on "
+                       "storage every worker reaches")
+
+
 def write_chunk(root: Path, variant: str, chunk: int, frames: dict[str, pl.DataFrame],
-                summary: dict[str, Any]) -> None:
-    """Write every table of one chunk, then its done marker (each atomically)."""
+                summary: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
+    """Write every table of one chunk, then its done marker (each atomically); returns
+    the marker. `root` must already be the run folder (check_reachable)."""
+    check_reachable(root, run_id)
+    parts = {}
     for table in TABLES:
-        frame = frames[table]
-        _atomic_write(root, part_path(root, table, variant, chunk),
-                      lambda path, frame=frame: frame.write_parquet(path, statistics=True))
+        data = parquet_bytes(frames[table])
+        _atomic_write(root, part_path(root, table, variant, chunk), data)
+        parts[table] = {"rows": frames[table].height, "bytes": len(data),
+                        "sha256": hashlib.sha256(data).hexdigest()}
+    marker = {**summary, "format": MARKER_FORMAT, "variant": variant, "chunk": chunk,
+              "parts": parts}
     _atomic_write(root, marker_path(root, variant, chunk),
-                  lambda path: path.write_text(json.dumps(summary, sort_keys=True)))
+                  json.dumps(marker, sort_keys=True).encode())
+    return marker
+
+
+def read_marker(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(marker, None) or (None, why it cannot be trusted); never raises."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        return None, f"its done marker cannot be read ({exc})"
+    if not text.strip():
+        return None, "its done marker is empty"
+    try:
+        marker = json.loads(text)
+    except ValueError:
+        return None, "its done marker is not valid JSON"
+    if not isinstance(marker, dict):
+        return None, "its done marker is not a JSON object"
+    if marker.get("format") != MARKER_FORMAT and "parts" not in marker:
+        return None, "its done marker has no checksums (an older format)"
+    missing = [k for k in _MARKER_KEYS if k not in marker]
+    if missing:
+        return None, f"its done marker lacks {', '.join(missing)}"
+    parts = marker["parts"]
+    if not isinstance(parts, dict) or any(
+            not isinstance(parts.get(t), dict) or any(k not in parts[t] for k in _PART_KEYS)
+            for t in TABLES):
+        return None, "its done marker does not describe every table's part"
+    return marker, None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def chunk_problem(root: Path, variant: str, chunk: int, start: int, stop: int,
+                  marker: dict[str, Any]) -> str | None:
+    """Why the files of a chunk with this marker are not what it says, or None."""
+    if (marker["variant"], marker["chunk"], marker["start"], marker["stop"]) != (
+            variant, chunk, start, stop):
+        return (f"its done marker is for {marker['variant']}/{marker['chunk']} matches "
+                f"{marker['start']}–{marker['stop'] - 1}")
+    parts = marker["parts"]
+    if parts["matches"]["rows"] + parts["errors"]["rows"] != stop - start:
+        return (f"it holds {parts['matches']['rows']} match and {parts['errors']['rows']} "
+                f"error rows for {stop - start} matches")
+    for table in TABLES:
+        path = part_path(root, table, variant, chunk)
+        want = parts[table]
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"its {table} part is missing ({path.relative_to(root)})"
+        if size < want["bytes"]:
+            return f"its {table} part is short ({size} of {want['bytes']} bytes)"
+        if size != want["bytes"] or _sha256(path) != want["sha256"]:
+            return f"its {table} part is corrupt (its checksum differs from the marker's)"
+    return None
+
+
+@dataclass(frozen=True)
+class PlannedChunk:
+    variant: str
+    chunk: int
+    start: int
+    stop: int
+
+    @property
+    def label(self) -> str:
+        return f"chunk {self.variant}/{self.chunk} (matches {self.start}–{self.stop - 1})"
+
+
+@dataclass
+class RunCheck:
+    """What `verify_run` found: finished chunks (with markers), chunks not written yet,
+    damaged chunks, and files no finished chunk accounts for (`strays`: those of a
+    planned chunk are an interrupted write that resume overwrites; `foreign` ones
+    belong to no chunk of the plan at all)."""
+
+    root: Path
+    planned: list[PlannedChunk]
+    done: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    pending: list[PlannedChunk] = field(default_factory=list)
+    damaged: list[tuple[PlannedChunk, str]] = field(default_factory=list)
+    strays: list[Path] = field(default_factory=list)
+    foreign: list[Path] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not (self.pending or self.damaged or self.strays or self.foreign)
+
+    @property
+    def matches(self) -> int:
+        return sum(m["parts"]["matches"]["rows"] for m in self.done.values())
+
+    @property
+    def errors(self) -> int:
+        return sum(m["parts"]["errors"]["rows"] for m in self.done.values())
+
+    @property
+    def planned_matches(self) -> int:
+        return sum(c.stop - c.start for c in self.planned)
+
+    def problems(self) -> list[str]:
+        """One line per problem, each naming the folder and the chunk or file."""
+        out = [f"{self.root}: {c.label}: {why}" for c, why in self.damaged]
+        out += [f"{self.root}: {p.relative_to(self.root)}: belongs to no chunk of this "
+                "run's plan" for p in self.foreign]
+        if self.pending:
+            out.append(f"{self.root}: incomplete: {len(self.pending)} of {len(self.planned)} "
+                       f"chunks not written yet, first {self.pending[0].label}")
+        out += [f"{self.root}: {p.relative_to(self.root)}: has no done marker (an "
+                "interrupted write)" for p in self.strays]
+        return out
+
+
+def plan_of(provenance: dict[str, Any]) -> list[PlannedChunk]:
+    """The chunks a run folder's provenance promises: every variant's matches in
+    chunks of chunk_size."""
+    size = int(provenance["chunk_size"])
+    matches = int(provenance["matches_per_variant"])
+    return [PlannedChunk(v["id"], k, start, min(start + size, matches))
+            for v in provenance["variants"]
+            for k, start in enumerate(range(0, matches, size))]
+
+
+def read_provenance(root: Path) -> dict[str, Any]:
+    """The run folder's provenance; RunError (one line) when the folder is not a run."""
+    path = root / "provenance.json"
+    if not root.is_dir():
+        raise RunError(f"{root}: no such run folder")
+    if not path.is_file():
+        raise RunError(f"{root}: not a sweep run folder (no provenance.json)")
+    try:
+        prov = json.loads(path.read_text(encoding="utf-8"))
+        plan_of(prov)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RunError(f"{path}: unreadable provenance ({type(exc).__name__}: {exc})") from None
+    return prov
+
+
+def verify_chunk(root: Path, chunk: PlannedChunk) -> tuple[dict[str, Any] | None, str | None]:
+    """(marker, None) for a finished, intact chunk, else (None, why not)."""
+    path = marker_path(root, chunk.variant, chunk.chunk)
+    if not path.exists():
+        return None, "not written yet"
+    marker, why = read_marker(path)
+    if marker is not None:
+        why = chunk_problem(root, chunk.variant, chunk.chunk, chunk.start, chunk.stop, marker)
+    return (marker, None) if why is None else (None, why)
+
+
+def verify_run(root: Path | str, provenance: dict[str, Any] | None = None) -> RunCheck:
+    """Check every chunk the run's plan promises against its done marker (row counts,
+    sizes, checksums) and look for part files no marker accounts for. Never raises
+    for damage (that is in the result); RunError when `root` is not a run folder."""
+    root = Path(root)
+    prov = provenance if provenance is not None else read_provenance(root)
+    check = RunCheck(root, plan_of(prov))
+    expected = set()
+    for c in check.planned:
+        if not marker_path(root, c.variant, c.chunk).exists():
+            check.pending.append(c)
+            continue
+        marker, why = verify_chunk(root, c)
+        if why is None:
+            check.done[(c.variant, c.chunk)] = marker
+            expected |= {part_path(root, t, c.variant, c.chunk) for t in TABLES}
+        else:
+            check.damaged.append((c, why))
+    planned = {(c.variant, c.chunk) for c in check.planned}
+    # the files of a damaged chunk are reported with it, not one by one
+    accounted = set(check.done) | {(c.variant, c.chunk) for c, _ in check.damaged}
+    folders = [root / table for table in TABLES] + [root / "_done"]
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            if path.is_dir() or path in expected:
+                continue
+            owner = _owner_of(path)
+            if owner not in planned:
+                check.foreign.append(path)
+            elif owner not in accounted and path.parent.name != "_done":
+                check.strays.append(path)
+    return check
+
+
+def _owner_of(path: Path) -> tuple[str, int] | None:
+    """(variant, chunk) a part or marker file's name gives, or None for any other file."""
+    if path.parent.name == "_done":
+        variant, sep, chunk = path.name.removesuffix(".json").rpartition("__")
+    else:
+        sep = "=" if path.parent.name.startswith("variant=") else ""
+        variant = path.parent.name.removeprefix("variant=")
+        chunk = path.name.removeprefix("part-").removesuffix(".parquet")
+        if not path.name.endswith(".parquet"):
+            sep = ""
+    return (variant, int(chunk)) if sep and chunk.isdigit() else None
+
+
+def require_complete(root: Path | str) -> RunCheck:
+    """verify_run for readers: RunError with one line naming the first problem (and how
+    many more there are) unless every planned chunk is finished and intact."""
+    check = verify_run(root)
+    problems = check.problems()
+    if problems:
+        more = f" (and {len(problems) - 1} more: `sim check-run {check.root}`)" \
+            if len(problems) > 1 else ""
+        raise RunError(f"{problems[0]}{more}; running the same `sim sweep` again redoes "
+                       "what is missing or damaged")
+    return check
+
+
+def locate_run(path: Path | str) -> Path:
+    """The run folder `path` names, a relative path taken from the project root (where
+    `make demo` writes runs/, wherever a notebook's kernel runs), checked complete and
+    intact; RunError (one line) saying what to do otherwise."""
+    from sim.rules.tables import REPO_ROOT
+
+    given = Path(path)
+    root = given if given.is_absolute() else REPO_ROOT / given
+    if not root.is_dir():
+        hint = "`make demo` makes it" if given == Path("runs/demo") else \
+            "run its sweep first"
+        raise RunError(f"{given}: no such run folder ({root}); {hint}, or set SIM_RUN_DIR to "
+                       "a run folder (a relative path is taken from the project root)")
+    require_complete(root)
+    return root
+
+
+def remove_chunk(root: Path, variant: str, chunk: int) -> None:
+    """Forget a chunk (its marker first, so no reader trusts half of it)."""
+    marker_path(root, variant, chunk).unlink(missing_ok=True)
+    for table in TABLES:
+        part_path(root, table, variant, chunk).unlink(missing_ok=True)
+
+
+def clear_tmp(root: Path) -> None:
+    shutil.rmtree(root / ".tmp", ignore_errors=True)
 
 
 def read_markers(root: Path) -> list[dict[str, Any]]:
-    done = root / "_done"
-    if not done.exists():
-        return []
-    return [json.loads(p.read_text()) for p in sorted(done.glob("*.json"))]
+    """The markers of the chunks `verify_run` finds finished and intact."""
+    return list(verify_run(root).done.values())
 
 
 def scan(root: Path, table: str) -> pl.LazyFrame:
-    """A lazy frame over one table of a run folder, `variant` from the hive path."""
-    return pl.scan_parquet(root / table / "**" / "*.parquet", hive_partitioning=True)
+    """A lazy frame over one table of a run folder, `variant` from the hive path (a
+    string, whatever the variant's name looks like)."""
+    return pl.scan_parquet(root / table / "**" / "*.parquet", hive_partitioning=True,
+                           hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False)

@@ -21,15 +21,17 @@ from typing import Any
 import polars as pl
 
 from sim.engine.match import outcome, play_match
-from sim.outputs.schemas import MATCH_KEYS, SCHEMAS, SORT_KEYS
+from sim.outputs.schemas import MATCH_KEYS, SCHEMAS, SORT_KEYS, TABLES
 from sim.rules.codes import OWNER_NAMES
-from sim.rules.tables import load_tables
+from sim.rules.tables import Tables
 from sim.runner.experiments import ChunkSpec, Experiment
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """What a worker needs to play a chunk; plain data so it pickles to any backend."""
+    """What a worker needs to play a chunk besides the variant's tables; plain data so
+    it pickles to any backend. Paths are absolute: a Dask worker's working directory
+    is not the parent's."""
 
     out: str
     tables_path: str
@@ -39,6 +41,7 @@ class RunSettings:
     length: str | None
     personalities: tuple[str, ...]
     rotate: bool
+    run_id: str | None = None  # provenance.json's: proves a worker sees the run's folder
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -63,16 +66,14 @@ def personalities_for(settings: RunSettings, match_index: int) -> list[str]:
     return [base[(s + shift) % len(base)] for s in range(settings.seats)]
 
 
-def play_chunk(settings: RunSettings, spec: ChunkSpec, play=None,
+def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
                ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
-    """Play the matches of one chunk: (frames per table, summary).
+    """Play the matches of one chunk with the variant's resolved `tables` (fixed by the
+    parent when the sweep started): (frames per table, summary).
     `play` replaces sim.engine.match.play_match in tests."""
     play = play or play_match
     t0 = time.perf_counter()
-    tables = load_tables(settings.tables_path,
-                         settings.overrides_by_variant[spec.variant] or None)
-    cols = {name: empty_columns(name) for name in ("matches", "seats", "events", "turns",
-                                                   "errors")}
+    cols = {name: empty_columns(name) for name in TABLES}
     failed = 0
     for i in range(spec.start, spec.stop):
         pers = personalities_for(settings, i)
@@ -85,21 +86,36 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, play=None,
             add_match(cols, result, match_id, replay, pers)
         except Exception as exc:  # a failing match is a row, not the end of the sweep
             failed += 1
-            message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            for key, value in (("match_id", match_id), ("match_index", i),
-                               ("seed", settings.root_seed), ("message", message),
-                               ("replay", replay)):
-                cols["errors"][key].append(value)
+            add_error(cols, match_id, i, settings.root_seed,
+                      "".join(traceback.format_exception_only(type(exc), exc)).strip(), replay)
     summary = {"variant": spec.variant, "chunk": spec.chunk, "start": spec.start,
                "stop": spec.stop, "matches": spec.stop - spec.start - failed, "errors": failed,
                "seconds": round(time.perf_counter() - t0, 3), "tables_hash": tables.hash}
     return frames(cols), summary
 
 
-def settings_for(experiment: Experiment, out: Path) -> RunSettings:
+def add_error(cols: dict[str, dict[str, list]], match_id: str, index: int, seed: int,
+              message: str, replay: str) -> None:
+    for key, value in (("match_id", match_id), ("match_index", index), ("seed", seed),
+                       ("message", message), ("replay", replay)):
+        cols["errors"][key].append(value)
+
+
+def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
+                 ) -> dict[str, pl.DataFrame]:
+    """A chunk that could not be played at all (its worker kept dying, or could not
+    write): every one of its matches as an error row with `message`."""
+    cols = {name: empty_columns(name) for name in TABLES}
+    for i in range(spec.start, spec.stop):
+        add_error(cols, f"{spec.variant}:{i}", i, settings.root_seed, message,
+                  replay_command(settings, spec.variant, i, personalities_for(settings, i)))
+    return frames(cols)
+
+
+def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -> RunSettings:
     spec = experiment.spec
-    return RunSettings(
-        out=str(out), tables_path=experiment.tables_path,
+    return RunSettings(run_id=run_id,
+        out=str(Path(out).absolute()), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
         personalities=tuple(spec.personalities or ()), rotate=spec.rotate_personalities)

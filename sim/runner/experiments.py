@@ -24,10 +24,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sim.rules.tables import REPO_ROOT, TablesError, load_tables
+from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
 from sim.rules.tomlpos import key_lines, line_of
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+# a variant names a folder (variant=ID) and a marker file (ID__00000.json): keep both
+# well under the 255 bytes a file name may have on common file systems
+MAX_VARIANT_NAME = 120
 
 
 class _M(BaseModel):
@@ -50,7 +53,8 @@ class ExperimentSpec(_M):
     name: str
     description: str = ""
     tables: str = "tables/default.toml"
-    root_seed: Annotated[int, Field(ge=0)]
+    # seeds are stored as Int64 columns: 2**63 and above cannot be written
+    root_seed: Annotated[int, Field(ge=0, lt=2**63)]
     matches: Annotated[int, Field(ge=1, le=10_000_000)]
     seats: Annotated[int, Field(ge=2, le=6)] | None = None
     length: str | None = None
@@ -75,6 +79,9 @@ class Variant:
     tables_hash: str
     resolved: dict[str, Any] = field(repr=False, compare=False, hash=False,
                                      default_factory=dict)
+    # the validated tables themselves, resolved once here and shipped to every worker,
+    # so an edit to the tables file during a sweep cannot reach its chunks
+    tables: Tables | None = field(repr=False, compare=False, hash=False, default=None)
 
 
 @dataclass(frozen=True)
@@ -143,9 +150,11 @@ def load_experiment(path: str | Path) -> Experiment:
     """Parse, validate and expand an experiment file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
     except OSError as exc:
         raise ExperimentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ExperimentError(f"{path}: {utf8_problem(path, exc)}") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -163,11 +172,25 @@ def load_experiment(path: str | Path) -> Experiment:
     return expand(spec, path, text, lines)
 
 
+def read_utf8(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def utf8_problem(path: Path, exc: UnicodeDecodeError) -> str:
+    """'line N: not UTF-8 text (byte 0x.. at column C)' for a decode error of `path`."""
+    data = exc.object if isinstance(exc.object, bytes) else path.read_bytes()
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return (f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column});"
+            " save the file as UTF-8")
+
+
 def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
     candidate = Path(spec.tables)
     if candidate.is_absolute():
         return candidate
-    beside = path.parent / candidate
+    # absolute, so replay commands work from any directory
+    beside = (path.parent / candidate).absolute()
     return beside if beside.exists() else REPO_ROOT / candidate
 
 
@@ -186,6 +209,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         base = load_tables(tables_path)
     except TablesError as exc:
         fail(("tables",), exc.errors[0])
+    except UnicodeDecodeError as exc:  # sim.rules.tables reads with read_text
+        fail(("tables",), f"{tables_path}: {utf8_problem(tables_path, exc)}")
     if spec.length is not None and spec.length not in base.model.match.lengths:
         fail(("length",), f"unknown length {spec.length!r}; presets: "
              f"{', '.join(base.model.match.lengths)}")
@@ -201,6 +226,9 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     variants: list[Variant] = []
     seen: set[str] = set()
     for loc, v in specs:
+        if len(v.name) > MAX_VARIANT_NAME:
+            fail((*loc, "name"), f"variant name {v.name[:20]}… is {len(v.name)} characters; "
+                 f"at most {MAX_VARIANT_NAME} (it names folders and files)")
         if not _ID.match(v.name):
             fail((*loc, "name"), f"variant name {v.name!r}: letters, digits, _ . - only")
         if v.name in seen:
@@ -211,7 +239,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                 if v.set else base
         except TablesError as exc:
             fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
-        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data))
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables))
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     return Experiment(str(path), spec, str(tables_path), tuple(variants),

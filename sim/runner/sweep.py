@@ -1,34 +1,87 @@
-"""`sim sweep`: an experiment's chunks through joblib (loky locally, Dask for a cluster),
-with progress, resume, provenance and a summary.
+"""`sim sweep`: an experiment's chunks on worker processes (this machine) or a Dask
+cluster, with a lock on the run folder, verified resume, bounded retries, clean
+stops on SIGTERM/SIGINT, progress, provenance and a summary.
 
-Each worker plays a chunk (sim.runner.chunk) and writes its Parquet files itself
-(sim.outputs.store), so only a small summary per chunk travels back and the main
-process's memory stays flat however many matches run.
+Each worker plays a chunk (sim.runner.chunk) with tables the parent resolved once
+and writes its Parquet files itself (sim.outputs.store), so only a small summary
+per chunk travels back and the parent's memory stays flat however many matches
+run. With one job the chunks are played in this process.
+
+What can go wrong, and what happens:
+- a chunk's files are missing, short or corrupt, or its marker is garbage: resume
+  says so and plays the chunk again (sim.outputs.store.verify_run);
+- a second sweep into the same folder: refused while the first holds the lock;
+- the tables file changes: the running sweep never sees it (tables are fixed at
+  the start); resuming on the changed file is refused;
+- SIGTERM or SIGINT: workers are stopped, finished chunks kept, SweepInterrupted;
+- a worker dies or cannot write: its chunk is tried again, up to MAX_ATTEMPTS,
+  then its matches become error rows and the sweep goes on.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
+import shutil
+import signal
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
+from sim.outputs.lock import RunLock, RunLocked
 from sim.outputs.provenance import code_version, now, package_versions
-from sim.outputs.store import is_done, read_markers, write_chunk
-from sim.runner.chunk import RunSettings, play_chunk, settings_for
+from sim.outputs.store import (
+    RunError,
+    atomic_write_text,
+    check_reachable,
+    clear_tmp,
+    marker_path,
+    remove_chunk,
+    verify_run,
+    write_chunk,
+)
+from sim.rules.tables import Tables
+from sim.runner.chunk import RunSettings, error_frames, play_chunk, settings_for
 from sim.runner.experiments import ChunkSpec, Experiment
+from sim.runner.pool import LocalPool, Outcome
+
+MAX_ATTEMPTS = 3
+BACKENDS = ("local", "dask")
 
 
-class RunFolderMismatch(Exception):
-    """The output folder holds a run of another experiment, code or chunking."""
+class SweepError(Exception):
+    """The sweep cannot start or go on: one line naming the folder or option."""
 
 
-def run_chunk(settings: RunSettings, spec: ChunkSpec, play=None) -> dict[str, Any]:
-    """Play one chunk and write its tables (in the worker); returns its small summary."""
-    frames, summary = play_chunk(settings, spec, play)
-    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary)
+class RunFolderMismatch(SweepError):
+    """The output folder holds a run of another experiment, tables, code or chunking."""
+
+
+class SweepInterrupted(BaseException):
+    """SIGTERM or SIGINT stopped the sweep (a BaseException, so that no `except
+    Exception` around a match can swallow it). Finished chunks are on disk."""
+
+    def __init__(self, signum: int, out: Path | None = None, written: int = 0,
+                 planned: int = 0):
+        super().__init__(signal.Signals(signum).name)
+        self.signum, self.out, self.written, self.planned = signum, out, written, planned
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def run_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
+              ) -> dict[str, Any]:
+    """Play one chunk and write its tables (in the worker); returns its small summary.
+    Fails at once, before playing, where the run folder cannot be seen."""
+    check_reachable(Path(settings.out), settings.run_id)
+    frames, summary = play_chunk(settings, spec, tables, play)
+    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary, settings.run_id)
     return summary
 
 
@@ -43,6 +96,9 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                started: str) -> dict[str, Any]:
     spec = experiment.spec
     return {
+        # a new id per run folder: workers compare it to tell the run's folder from
+        # another folder at the same path on a machine that does not share the storage
+        "run_id": uuid.uuid4().hex,
         "fingerprint": fingerprint(experiment, chunk_size),
         "code_version": code_version(),
         "packages": package_versions(),
@@ -63,156 +119,505 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
     }
 
 
-def fingerprint_matches(experiment: Experiment, out: Path, chunk_size: int) -> bool:
-    """True when `out` has no provenance yet or was made by this experiment, code and chunking."""
+def _old_fingerprint(out: Path) -> dict[str, Any] | None:
+    """The fingerprint of the run in `out`, {} when unreadable, None when there is none."""
     path = out / "provenance.json"
     if not path.exists():
-        return True
+        return None
     try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return old.get("fingerprint") == fingerprint(experiment, chunk_size)
+        fp = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return fp if isinstance(fp, dict) else {}
+
+
+def fingerprint_matches(experiment: Experiment, out: Path, chunk_size: int) -> bool:
+    """True when `out` has no provenance yet or was made by this experiment, tables, code
+    and chunking."""
+    old = _old_fingerprint(out)
+    return old is None or old == fingerprint(experiment, chunk_size)
+
+
+def _mismatch(experiment: Experiment, out: Path, old: dict[str, Any],
+              fp: dict[str, Any]) -> str:
+    fix = "--replace-stale starts afresh (or choose another --out)"
+    differs = [k for k in fp if old.get(k) != fp[k]]
+    if differs == ["tables_hashes"]:
+        was, now_ = old.get("tables_hashes") or {}, fp["tables_hashes"]
+        variant = next((v for v in now_ if was.get(v) != now_[v]), next(iter(now_)))
+        return (f"{out}: the tables changed since this run started ({experiment.tables_path}: "
+                f"variant {variant} had tables hash {was.get(variant, '?')}, now "
+                f"{now_[variant]}); restore them to resume, or {fix}")
+    names = {"experiment_hash": "experiment file", "chunk_size": "chunk size",
+             "code": "code version", "tables_hashes": "tables"}
+    return (f"{out}: holds a run with a different {', '.join(names[k] for k in differs)}"
+            f"{'' if differs else ' (unreadable provenance)'}; {fix}")
 
 
 def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int,
                    backend: str) -> dict[str, Any]:
-    """Create or reopen the run folder; refuses a folder made by something else."""
-    path = out / "provenance.json"
+    """Create or reopen the run folder's provenance; refuses a folder made by something
+    else (call with the folder's lock held)."""
     fp = fingerprint(experiment, chunk_size)
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("fingerprint") != fp:
-            differs = [k for k in fp if old.get("fingerprint", {}).get(k) != fp[k]]
-            raise RunFolderMismatch(
-                f"{out}: holds a run with a different {', '.join(differs)}; "
-                "choose another --out (or delete the folder) to start afresh")
-        old.update(jobs=jobs, backend=backend)
-        return old
-    out.mkdir(parents=True, exist_ok=True)
+    old = _old_fingerprint(out)
+    if old is not None:
+        if old != fp:
+            raise RunFolderMismatch(_mismatch(experiment, out, old, fp))
+        prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+        prov.update(jobs=jobs, backend=backend)
+        return prov
     prov = provenance(experiment, chunk_size, jobs, backend, now())
-    path.write_text(json.dumps(prov, indent=1, sort_keys=True))
+    atomic_write_text(out, out / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
     return prov
 
 
-def pending_chunks(experiment: Experiment, out: Path, chunk_size: int) -> list[ChunkSpec]:
-    return [c for c in experiment.chunks(chunk_size) if not is_done(out, c.variant, c.chunk)]
+def _clear_folder(out: Path, keep: str) -> None:
+    for path in out.iterdir():
+        if path.name == keep:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
+@contextlib.contextmanager
+def stop_on_signals():
+    """SIGTERM and SIGINT raise SweepInterrupted in the main thread while the sweep
+    runs. Once one has, both stay ignored until the outermost of these contexts ends,
+    so a second signal cannot cut the clean-up (stopping workers, the lock) short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGTERM, signal.SIGINT)
+    fired = []
+
+    def handler(signum, _frame):
+        for s in signals:
+            signal.signal(s, signal.SIG_IGN)
+        fired.append(signum)
+        raise SweepInterrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in signals}
+    outermost = not any(h is not None and getattr(h, "__qualname__", "").startswith(
+        "stop_on_signals.") for h in old.values())
+    try:
+        yield
+    finally:
+        if not fired or outermost:
+            for s, h in old.items():
+                signal.signal(s, h)
 
 
-def _dask_context(jobs: int, scheduler: str | None):
-    """A joblib backend context on a Dask cluster: `scheduler` address, or a local one."""
+class _DaskExecutor:
+    """The LocalPool interface over a Dask client. Dask retries a task whose worker
+    died (distributed.scheduler.allowed-failures) before it gives up with KilledWorker,
+    so such a failure is final here."""
+
+    def __init__(self, client):
+        self.client = client
+        self.futures: dict[Any, Any] = {}
+
+    def idle(self) -> int:
+        return 1 << 30  # the scheduler queues tasks itself
+
+    def busy(self) -> int:
+        return len(self.futures)
+
+    def submit(self, task: ChunkSpec, fn, *args) -> None:
+        future = self.client.submit(fn, *args, pure=False,
+                                    key=f"sim-chunk-{task.variant}-{task.chunk}-{time.time_ns()}")
+        self.futures[future] = task
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        from distributed import wait
+        from distributed.scheduler import KilledWorker
+
+        if not self.futures:
+            return []
+        try:
+            done = wait(list(self.futures), timeout=timeout, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            return []
+        out = []
+        for future in done:
+            task = self.futures.pop(future)
+            if future.status == "finished":
+                out.append(Outcome(task, "ok", future.result()))
+                continue
+            exc = future.exception() if future.status == "error" else None
+            if isinstance(exc, KilledWorker):
+                out.append(Outcome(task, "final", "its Dask workers kept dying (KilledWorker)"))
+            elif exc is not None:
+                out.append(Outcome(task, "error", f"{type(exc).__name__}: {exc}"))
+            else:
+                out.append(Outcome(task, "died", f"the Dask task was {future.status}"))
+        return out
+
+    def pids(self) -> list[int]:
+        return []
+
+    def close(self, kill: bool = False) -> None:
+        if self.futures:
+            self.client.cancel(list(self.futures))
+        self.futures.clear()
+
+
+def local_cluster_options(jobs: int) -> dict[str, Any]:
+    """A LocalCluster on 127.0.0.1 with free ports and no dashboard. Dask's scheduler
+    starts an HTTP server on 8787 even without a dashboard unless told otherwise, and
+    warns when 8787 is taken; nothing here may depend on a fixed port."""
+    return {"n_workers": jobs, "threads_per_worker": 1, "processes": True,
+            "host": "127.0.0.1", "scheduler_port": 0, "dashboard_address": None,
+            "worker_dashboard_address": None,
+            "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"}}
+
+
+def _dask_client(stack: contextlib.ExitStack, jobs: int, scheduler: str | None):
     try:
         from dask.distributed import Client, LocalCluster
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("the dask backend needs `pip install 'dask[distributed]'`") from exc
-    from joblib import parallel_config
-
-    stack = contextlib.ExitStack()
+    except ImportError:  # pragma: no cover - depends on the install
+        raise SweepError("--backend dask needs `pip install 'dask[distributed]'`") from None
     if scheduler:
-        client = stack.enter_context(Client(scheduler))
-    else:
-        cluster = stack.enter_context(LocalCluster(n_workers=jobs, threads_per_worker=1,
-                                                   processes=True, dashboard_address=None))
-        client = stack.enter_context(Client(cluster))
-    stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
-    return stack, client
+        try:
+            return stack.enter_context(Client(scheduler, timeout="20s"))
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SweepError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+    cluster = stack.enter_context(LocalCluster(**local_cluster_options(jobs)))
+    return stack.enter_context(Client(cluster))
 
 
-def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "loky",
+def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "local",
               scheduler: str | None = None, chunk_size: int | None = None,
-              progress: bool = True, on_chunk=None) -> dict[str, Any]:
-    """Run (or resume) every chunk not yet written; returns the run's summary."""
-    from joblib import Parallel, delayed
+              progress: bool = True, on_chunk=None, replace_stale: bool = False,
+              retry_errors: bool = False, say=None, command: str = "") -> dict[str, Any]:
+    """Run (or resume) every chunk not yet written intact; returns the run's summary.
 
+    Raises SweepError (one line) when the sweep cannot start, SweepInterrupted on
+    SIGTERM/SIGINT. `say` prints one line of news (default: stderr)."""
+    say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+    backend = "local" if backend == "loky" else backend  # the former name of the local pool
+    if backend not in BACKENDS:
+        raise SweepError(f"--backend {backend}: choose local or dask")
     chunk_size = chunk_size or experiment.spec.chunk_size
+    out = Path(out).absolute()  # workers may run anywhere: never a relative path
+    with stop_on_signals(), contextlib.ExitStack() as remote:
+        # a scheduler address is input: check it before any folder is made
+        client = _dask_client(remote, jobs, scheduler) if backend == "dask" and scheduler \
+            else None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SweepError(f"{out}: cannot create the run folder ({exc.strerror})") from None
+        lock = RunLock(out, command)
+        try:
+            lock.acquire()
+        except RunLocked as exc:
+            raise SweepError(str(exc)) from None
+        try:
+            if lock.took_over:
+                say(lock.took_over)
+            return _run_locked(experiment, out, jobs, backend, client, chunk_size,
+                               progress, on_chunk, replace_stale, retry_errors, say)
+        except SweepInterrupted as exc:
+            exc.out = out
+            exc.written = len(list((out / "_done").glob("*.json"))) \
+                if (out / "_done").is_dir() else 0
+            exc.planned = len(experiment.chunks(chunk_size))
+            raise
+        finally:
+            lock.release()
+
+
+def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on_chunk,
+                replace_stale, retry_errors, say) -> dict[str, Any]:
+    if replace_stale and not fingerprint_matches(experiment, out, chunk_size):
+        say(f"{out}: holds another run; starting afresh")
+        _clear_folder(out, keep=".lock")
     prov = prepare_folder(experiment, out, chunk_size, jobs, backend)
-    todo = pending_chunks(experiment, out, chunk_size)
-    settings = settings_for(experiment, out)
+    clear_tmp(out)
+    check = verify_run(out, prov)
+    if check.foreign:
+        raise SweepError(f"{out}: {check.foreign[0].relative_to(out)} belongs to no chunk of "
+                         "this run; remove it (or use --replace-stale to start afresh)")
+    for c, why in check.damaged:
+        say(f"{out}: {c.label}: {why}; playing it again")
+        remove_chunk(out, c.variant, c.chunk)
+    redo = {(c.variant, c.chunk) for c in check.pending} | \
+        {(c.variant, c.chunk) for c, _ in check.damaged}
+    if retry_errors:
+        failed = {k: m for k, m in check.done.items() if m["parts"]["errors"]["rows"]}
+        if failed:
+            say(f"{out}: retrying {sum(m['parts']['errors']['rows'] for m in failed.values())} "
+                f"failed matches in {len(failed)} chunks")
+        for variant, chunk in failed:  # pending now: an interrupted retry is redone again
+            marker_path(out, variant, chunk).unlink()
+        redo |= set(failed)
+    all_chunks = experiment.chunks(chunk_size)
+    todo = [c for c in all_chunks if (c.variant, c.chunk) in redo]
+    settings = settings_for(experiment, out, prov.get("run_id"))
+    tables = {v.id: v.tables for v in experiment.variants}
     total = sum(c.stop - c.start for c in todo)
-    done_before = len(experiment.chunks(chunk_size)) - len(todo)
     t0 = time.perf_counter()
-    played = 0
-    context = contextlib.nullcontext()
-    if backend == "dask":
-        context, _client = _dask_context(jobs, scheduler)
-    elif backend != "loky":
-        raise ValueError(f"unknown backend {backend!r}: loky or dask")
-    if todo and (backend == "loky" or not scheduler):
-        warm_engine(settings)
     bar = _Progress(total, enabled=progress)
-    with context, bar:
-        if todo:
-            parallel = Parallel(n_jobs=jobs, return_as="generator_unordered",
-                                **({"backend": "loky"} if backend == "loky" else {}))
-            for summary in parallel(delayed(run_chunk)(settings, c) for c in todo):
-                played += summary["stop"] - summary["start"]
-                bar.advance(summary["stop"] - summary["start"])
-                if on_chunk is not None:
-                    on_chunk(summary)
+    stack = contextlib.ExitStack()
+    with stack, bar:
+        executor = None
+        if todo and backend == "dask":
+            executor = _DaskExecutor(client or _dask_client(stack, jobs, None))
+        compile_s = None
+        if todo and client is None:  # workers on this machine: compile once, here first
+            compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
+        if todo and executor is None and jobs > 1:
+            executor = LocalPool(jobs)
+        if executor is not None:
+            # on the way out of an exception (a signal, a bug) kill the workers: what they
+            # are writing is redone on resume; after the last chunk they stop politely
+            stack.push(lambda kind, *_: executor.close(kill=kind is not None))
+        bar.start()
+        t_matches = time.perf_counter()
+        played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say)
     seconds = time.perf_counter() - t0
-    markers = read_markers(out)
+    match_s = time.perf_counter() - t_matches if todo else 0.0
+    clear_tmp(out)
+    check = verify_run(out, prov)
     result = {
-        "out": str(out), "chunks": len(markers), "chunks_resumed": done_before,
-        "matches": sum(m["matches"] for m in markers),
-        "errors": sum(m["errors"] for m in markers),
-        "played_now": played, "seconds": round(seconds, 3),
-        "matches_per_s": round(played / seconds, 1) if seconds > 0 and played else None,
+        "out": str(out), "chunks": len(check.done), "chunks_planned": len(check.planned),
+        "chunks_resumed": len(all_chunks) - len(todo),
+        "planned": check.planned_matches, "matches": check.matches, "errors": check.errors,
+        "missing": check.planned_matches - check.matches - check.errors,
+        "problems": check.problems(), "played_now": played, "seconds": round(seconds, 3),
+        "compile_s": None if compile_s is None else round(compile_s, 1),
+        # the rate of the matches themselves: a first run's compile is not play
+        "matches_per_s": round(played / match_s, 1) if match_s > 0 and played else None,
     }
-    prov["finished"] = now()
+    prov["finished"] = now() if check.complete else None
     prov["summary"] = result
-    (out / "provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True))
+    atomic_write_text(out, out / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
     return result
 
 
-def warm_engine(settings: RunSettings) -> None:
-    """Compile the engine (or load it from numba's cache) once in this process before
-    the workers start, so they load the cache instead of all compiling at once."""
+def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
+              tables: dict[str, Tables], out: Path, bar: _Progress, on_chunk, say) -> int:
+    """Play every chunk of `todo`; returns the matches played."""
+    played = 0
+
+    def finished(summary: dict[str, Any], spec: ChunkSpec) -> None:
+        nonlocal played
+        played += spec.stop - spec.start
+        bar.advance(spec.stop - spec.start)
+        if on_chunk is not None:
+            on_chunk(summary)
+
+    if executor is None:  # one job: in this process
+        for spec in todo:
+            try:
+                summary = run_chunk(settings, spec, tables[spec.variant])
+            except (OSError, RunError) as exc:
+                raise SweepError(f"{out}: cannot write chunk {spec.variant}/{spec.chunk}: "
+                                 f"{exc}") from None
+            finished(summary, spec)
+        return played
+    queue = collections.deque(todo)
+    attempts: collections.Counter = collections.Counter()
+    while queue or executor.busy():
+        while queue and executor.idle():
+            spec = queue.popleft()
+            executor.submit(spec, run_chunk, settings, spec, tables[spec.variant])
+        for outcome in executor.wait(timeout=1.0):
+            spec = outcome.task
+            if outcome.kind == "ok":
+                finished(outcome.value, spec)
+                continue
+            label = f"chunk {spec.variant}/{spec.chunk} (matches {spec.start}–{spec.stop - 1})"
+            what = f"its worker {outcome.value}" if outcome.kind == "died" else outcome.value
+            attempts[spec] += MAX_ATTEMPTS if outcome.kind == "final" else 1
+            if attempts[spec] < MAX_ATTEMPTS:
+                say(f"{label}: {what}; trying again ({attempts[spec] + 1} of {MAX_ATTEMPTS})")
+                queue.appendleft(spec)
+                continue
+            message = f"chunk not played: {what} (gave up after {MAX_ATTEMPTS} attempts)"
+            say(f"{label}: {message}; its {spec.stop - spec.start} matches are recorded as "
+                "errors")
+            summary = {"variant": spec.variant, "chunk": spec.chunk, "start": spec.start,
+                       "stop": spec.stop, "matches": 0, "errors": spec.stop - spec.start,
+                       "seconds": 0.0, "tables_hash": tables[spec.variant].hash}
+            try:
+                write_chunk(out, spec.variant, spec.chunk, error_frames(settings, spec,
+                                                                       message),
+                            summary, settings.run_id)
+            except (OSError, RunError) as exc:
+                raise SweepError(f"{out}: cannot write the error rows of {label}: "
+                                 f"{exc}") from None
+            finished(summary, spec)
+        bar.tick()
+    return played
+
+
+def engine_cached() -> bool:
+    """Whether numba's cache already holds the compiled match loop. The cache folder
+    itself proves nothing: importing the engine creates it before anything compiles;
+    only an index file of the entry point means a compile has finished."""
+    from sim.jit import cache_dir
+    from sim.kernels.loop import run_match
+
+    name = f"{Path(run_match.py_func.__code__.co_filename).stem}.{run_match.__name__}-*.nbi"
+    return any(cache_dir().rglob(name))
+
+
+_DEFAULT_COMPILE_S = 75.0
+
+
+def _compile_record() -> Path:
     from sim.jit import cache_dir
 
-    fresh = not cache_dir().exists()
-    if fresh:
-        print("compiling the engine once (about a minute; cached afterwards)…",
-              file=sys.stderr, flush=True)
-    spec = ChunkSpec(next(iter(settings.overrides_by_variant)), 0, 0, 1)
-    play_chunk(settings, spec)
+    return cache_dir().parent / "last-compile-seconds"
+
+
+def compile_estimate() -> tuple[float, str]:
+    """Seconds a cold compile takes here: the last one measured on this machine, or a
+    first guess (README: cold start 60 s on a 2-core machine)."""
+    try:
+        seconds = float(_compile_record().read_text())
+        return seconds, "the last compile on this machine"
+    except (OSError, ValueError):
+        return _DEFAULT_COMPILE_S, "a first guess; later runs load the cache in about a second"
+
+
+def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Progress,
+                say) -> float | None:
+    """Compile the engine (or load it from numba's cache) once in this process before
+    the workers start, so they load the cache instead of all compiling at once.
+    On a cold cache, says so first with an estimate; returns the compile's seconds."""
+    from sim.jit import cache_dir
+
+    cold = not engine_cached()
+    if cold:
+        estimate, basis = compile_estimate()
+        say(f"compiling the engine once: about {estimate:.0f} s ({basis}); cached afterwards "
+            f"in {cache_dir()}")
+        bar.compiling(estimate)
+    t0 = time.perf_counter()
+    play_chunk(settings, ChunkSpec(spec.variant, 0, spec.start, spec.start + 1), tables)
+    seconds = time.perf_counter() - t0
+    if cold:
+        bar.compiled(seconds)
+        say(f"engine compiled in {seconds:.0f} s")
+        with contextlib.suppress(OSError):
+            _compile_record().write_text(f"{seconds:.1f}\n")
+        return seconds
+    return None
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 class _Progress:
-    """Matches done, matches/s and ETA on the terminal (quiet when disabled)."""
+    """Matches done, matches/s and an ETA that counts a compile still to finish. A rich
+    bar on a terminal; on a pipe (cron, CI logs) a plain line every `interval` s."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, interval: float = 15.0):
         self.total, self.enabled, self.done = total, enabled and total > 0, 0
+        self.interval = interval
         self._progress = None
+        self._compile: tuple[float, float] | None = None  # (started, estimate)
+        self._last = time.perf_counter()
+        self._started_matches: float | None = None
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def eta(self) -> str:
+        """Time left: the compile's remainder (if compiling) plus the matches' at the
+        rate so far (unknown before the first chunk)."""
+        now_ = time.perf_counter()
+        left = 0.0
+        if self._compile is not None:
+            started, estimate = self._compile
+            left += max(estimate - (now_ - started), 5.0)
+        if self.done and self._started_matches is not None:
+            rate = self.done / max(now_ - self._started_matches, 1e-9)
+            return _clock(left + (self.total - self.done) / rate)
+        return f"{_clock(left)}+" if left else "–"  # + the matches, at a rate not known yet
+
+    def rate(self) -> str:
+        if not self.done or self._started_matches is None:
+            return "–"
+        return f"{self.done / max(time.perf_counter() - self._started_matches, 1e-9):.0f}"
 
     def __enter__(self):
-        if self.enabled:
+        if not self.enabled:
+            return self
+        if sys.stderr.isatty():
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
                 Progress,
+                ProgressColumn,
                 TextColumn,
                 TimeElapsedColumn,
-                TimeRemainingColumn,
             )
+            from rich.text import Text
+
+            outer = self
+
+            class _Eta(ProgressColumn):
+                def render(self, task) -> Text:
+                    return Text(f"ETA {outer.eta()}")
+
+            class _Rate(ProgressColumn):
+                def render(self, task) -> Text:
+                    return Text(f"{outer.rate()} matches/s")
 
             self._progress = Progress(TextColumn("matches"), BarColumn(), MofNCompleteColumn(),
-                                      TextColumn("{task.fields[rate]} matches/s"),
-                                      TimeElapsedColumn(), TextColumn("ETA"),
-                                      TimeRemainingColumn())
+                                      _Rate(), TimeElapsedColumn(), _Eta(),
+                                      TextColumn("{task.fields[note]}"), transient=False)
             self._progress.__enter__()
-            self._task = self._progress.add_task("sweep", total=self.total, rate="–")
-            self._t0 = time.perf_counter()
+            self._task = self._progress.add_task("sweep", total=self.total, note="")
         return self
+
+    def compiling(self, estimate: float) -> None:
+        self._compile = (time.perf_counter(), estimate)
+        if self._progress is not None:
+            self._progress.update(self._task, note="(compiling the engine; then the matches)")
+        elif self.enabled:
+            # the main thread is inside numba's compiler: a thread keeps the log alive
+            def tick():
+                while not self._stop.wait(self.interval):
+                    started, est = self._compile or (0, 0)
+                    print(f"compiling the engine: {time.perf_counter() - started:.0f} s of "
+                          f"about {est:.0f} s; ETA {self.eta()}", file=sys.stderr, flush=True)
+
+            self._ticker = threading.Thread(target=tick, daemon=True)
+            self._ticker.start()
+
+    def compiled(self, seconds: float) -> None:
+        self._compile = None
+        self._stop.set()
+        if self._progress is not None:
+            self._progress.update(self._task, note="")
+
+    def start(self) -> None:
+        """The matches start now (after any compile): the rate counts from here."""
+        self._started_matches = self._last = time.perf_counter()
 
     def advance(self, n: int) -> None:
         self.done += n
         if self._progress is not None:
-            rate = self.done / max(time.perf_counter() - self._t0, 1e-9)
-            self._progress.update(self._task, advance=n, rate=f"{rate:.0f}")
+            self._progress.update(self._task, advance=n)
+
+    def tick(self) -> None:
+        if not self.enabled or self._progress is not None:
+            return
+        now_ = time.perf_counter()
+        if now_ - self._last >= self.interval:
+            self._last = now_
+            print(f"matches {self.done}/{self.total} ({self.done / self.total:.0%}), "
+                  f"{self.rate()} matches/s, ETA {self.eta()}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
+        self._stop.set()
         if self._progress is not None:
             self._progress.__exit__(*exc)
         return False

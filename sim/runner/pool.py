@@ -1,0 +1,174 @@
+"""The local backend: a few worker processes, one pipe each, one task at a time each.
+
+Why not a generic executor (loky, concurrent.futures): when one of their workers
+dies, every task in flight fails with the same "broken pool" error, so a sweep
+cannot tell the chunk that killed its worker from its innocent neighbours. Here each
+worker holds exactly one task, so a death is charged to that task alone and the
+others go on. Workers are children of the sweep that die with it: they ask the
+kernel for SIGKILL when their parent dies (Linux), see end-of-file on their pipe
+otherwise, and ignore SIGINT (a Ctrl-C reaches the whole process group; the
+parent decides what stops).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+_CTX = multiprocessing.get_context("spawn")
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - exotic libc
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn: Connection, parent: int) -> None:
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        fn, args = task
+        try:
+            conn.send(("ok", fn(*args)))
+        except Exception as exc:
+            conn.send(("error", "".join(traceback.format_exception_only(type(exc), exc))
+                       .strip()))
+
+
+@dataclass
+class _Slot:
+    process: Any = None
+    conn: Connection | None = None
+    task: Any = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a task: `kind` is "ok" (value = the function's result), "error"
+    (value = the exception's one-line text) or "died" (value = how the worker ended)."""
+
+    task: Any
+    kind: str
+    value: Any
+
+
+def _how_it_ended(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exited with code {code}"
+
+
+class LocalPool:
+    """`jobs` worker processes; `submit(task, fn, *args)` runs fn(*args) in an idle one."""
+
+    def __init__(self, jobs: int):
+        self.slots = [_Slot() for _ in range(max(1, jobs))]
+
+    def idle(self) -> int:
+        return sum(s.task is None for s in self.slots)
+
+    def busy(self) -> int:
+        return len(self.slots) - self.idle()
+
+    def _start(self, slot: _Slot) -> None:
+        parent_end, child_end = _CTX.Pipe()
+        proc = _CTX.Process(target=_worker_main, args=(child_end, os.getpid()), daemon=True,
+                            name="sim-sweep-worker")
+        proc.start()
+        child_end.close()
+        slot.process, slot.conn = proc, parent_end
+
+    def submit(self, task: Any, fn, *args) -> None:
+        slot = next(s for s in self.slots if s.task is None)
+        if slot.process is None or not slot.process.is_alive():
+            self._start(slot)
+        slot.task = task
+        # if the worker just died, wait() reports it through its sentinel
+        with contextlib.suppress(OSError):
+            slot.conn.send((fn, args))
+
+    def pids(self) -> list[int]:
+        return [s.process.pid for s in self.slots if s.process is not None]
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        """Block until some task finishes or its worker dies (or `timeout` passes)."""
+        busy = [s for s in self.slots if s.task is not None]
+        if not busy:
+            return []
+        handles = {}
+        for s in busy:
+            handles[s.conn] = s
+            handles[s.process.sentinel] = s
+        ready = wait(list(handles), timeout)
+        out, seen = [], set()
+        for handle in ready:
+            slot = handles[handle]
+            if id(slot) in seen:
+                continue
+            seen.add(id(slot))
+            task, slot.task = slot.task, None
+            try:
+                # a finished worker's result may arrive together with its death
+                kind, value = slot.conn.recv() if slot.conn.poll() else (None, None)
+            except (EOFError, OSError):
+                kind = None
+            if kind is None:
+                slot.process.join(5)
+                value = _how_it_ended(slot.process.exitcode)
+                self._forget(slot)
+                out.append(Outcome(task, "died", value))
+            else:
+                out.append(Outcome(task, kind, value))
+        return out
+
+    def _forget(self, slot: _Slot) -> None:
+        if slot.conn is not None:
+            slot.conn.close()
+        slot.process = slot.conn = None
+
+    def close(self, kill: bool = False) -> None:
+        """Stop every worker: politely when idle, at once with `kill` (finished chunks
+        are already whole on disk; a chunk being written is redone on resume)."""
+        for s in self.slots:
+            if s.process is None:
+                continue
+            if kill:
+                s.process.kill()
+            else:
+                try:
+                    s.conn.send(None)
+                except OSError:
+                    s.process.kill()
+        for s in self.slots:
+            if s.process is not None:
+                s.process.join(10)
+                if s.process.is_alive():
+                    s.process.kill()
+                    s.process.join(5)
+                self._forget(s)
+            s.task = None

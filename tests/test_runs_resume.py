@@ -1,0 +1,176 @@
+"""Resume trusts nothing it has not verified (issue 12, items 1 and 3): a run whose
+parts are deleted, truncated or corrupted, or whose done markers are garbage, empty,
+incomplete or from the older format, is reported chunk by chunk by `sim check-run`,
+refused by `sim report` and `sim replay-command`, and repaired by running the same
+sweep again, row for row. The tables a sweep plays are fixed when it starts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from sim.outputs.store import RunError, marker_path, part_path, require_complete, verify_run
+from sim.runner.experiments import load_experiment
+from sim.runner.sweep import run_sweep
+from tests.conftest import FIXTURE_TABLES
+from tests.test_runs_support import (
+    assert_same_tables,
+    experiment_text,
+    lock_held,
+    markers,
+    one_line_error,
+    read_all,
+    sim,
+    start,
+    wait_for,
+    write,
+)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished run (2 variants x 8 matches in chunks of 2) and its tables."""
+    tmp = tmp_path_factory.mktemp("resume")
+    exp = write(tmp / "exp.toml", experiment_text())
+    out = tmp / "run"
+    run_sweep(load_experiment(exp), out, jobs=1, progress=False)
+    return exp, out, read_all(out)
+
+
+def _damage(out):
+    """Seven kinds of damage, one chunk each: (variant, chunk, what check-run says)."""
+    def part(chunk, table="seats", variant="baseline"):
+        return part_path(out, table, variant, chunk)
+
+    def marker(chunk, variant="dominance-50"):
+        return marker_path(out, variant, chunk)
+
+    part(0).unlink()
+    raw = part(1, "events").read_bytes()
+    part(1, "events").write_bytes(raw[: len(raw) // 2])
+    raw = bytearray(part(2, "turns").read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    part(2, "turns").write_bytes(bytes(raw))
+    marker(0).write_text("{ this is not json")
+    marker(1).write_text("")
+    m = json.loads(marker(2).read_text())
+    del m["parts"]["matches"]
+    marker(2).write_text(json.dumps(m))
+    m = json.loads(marker(3).read_text())
+    marker(3).write_text(json.dumps({k: v for k, v in m.items() if k not in ("parts",
+                                                                              "format")}))
+    return [("baseline", 0, "seats part is missing"), ("baseline", 1, "events part is short"),
+            ("baseline", 2, "turns part is corrupt"),
+            ("dominance-50", 0, "not valid JSON"), ("dominance-50", 1, "marker is empty"),
+            ("dominance-50", 2, "does not describe every table"),
+            ("dominance-50", 3, "older format")]
+
+
+def test_damaged_parts_and_markers_are_found_refused_and_redone(finished, tmp_path):
+    exp, ref_out, reference = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref_out, out)
+    damage = _damage(out)
+
+    check = sim("check-run", out)
+    assert check.returncode == 2 and "Traceback" not in check.stderr, check.stderr
+    lines = check.stderr.strip().splitlines()
+    assert len(lines) == len(damage), lines
+    for variant, chunk, needle in damage:
+        assert any(f"chunk {variant}/{chunk} " in line and needle in line for line in lines), \
+            (variant, chunk, needle, lines)
+
+    report = sim("report", out, "--out", tmp_path / "r.html")
+    one_line_error(report, "chunk baseline/0 (matches 0–1): its seats part is missing")
+    assert not (tmp_path / "r.html").exists()
+    with pytest.raises(RunError, match="chunk baseline/0"):
+        require_complete(out)
+    one_line_error(sim("replay-command", out, "baseline:3"), "chunk baseline/1")
+
+    resumed = sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    for variant, chunk, _needle in damage:
+        assert f"chunk {variant}/{chunk} " in resumed.stderr and "playing it again" in \
+            resumed.stderr
+    assert "in 8 chunks (1 already written)" in resumed.stdout  # 7 redone
+    assert_same_tables(out, reference)
+    assert sim("check-run", out).returncode == 0
+    replay = sim("replay-command", out, "baseline:3")
+    assert replay.returncode == 0 and replay.stdout.startswith("sim match --seed 11 --match 3")
+
+
+def test_a_part_without_its_marker_is_an_interrupted_write(finished, tmp_path):
+    """A chunk killed between its parts and its marker: readers refuse it, resume
+    redoes it; a file of no chunk of the plan makes the sweep refuse to touch it."""
+    exp, ref_out, reference = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref_out, out)
+    marker_path(out, "baseline", 3).unlink()
+    check = verify_run(out)
+    assert [c.chunk for c in check.pending] == [3] and len(check.strays) == 5
+    line = one_line_error(sim("report", out), "incomplete: 1 of 8 chunks not written yet, "
+                          "first chunk baseline/3 (matches 6–7) (and 5 more")
+    assert "sim check-run" in line
+    listed = sim("check-run", out).stderr
+    assert listed.count("has no done marker (an interrupted write)") == 5
+    stray = part_path(out, "matches", "baseline", 7)
+    shutil.copy(part_path(out, "matches", "baseline", 0), stray)
+    one_line_error(sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet"),
+                   "matches/variant=baseline/part-00007.parquet belongs to no chunk")
+    stray.unlink()
+    resumed = sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_tables(out, reference)
+
+
+def test_check_run_on_good_missing_and_foreign_folders(finished, tmp_path):
+    _exp, out, _reference = finished
+    ok = sim("check-run", out)
+    assert ok.returncode == 0 and "8 chunks intact, 16 matches, 0 failed" in ok.stdout
+    one_line_error(sim("check-run", tmp_path / "nope"), "no such run folder")
+    one_line_error(sim("check-run", tmp_path), "not a sweep run folder")
+    (tmp_path / "provenance.json").write_text("{}")
+    one_line_error(sim("check-run", tmp_path), "unreadable provenance")
+
+
+def test_tables_are_fixed_when_the_sweep_starts(tmp_path):
+    """An edit that breaks the tables file mid-sweep reaches no chunk; resuming on an
+    edited file is refused in one line; --replace-stale starts afresh."""
+    tables = tmp_path / "tables.toml"
+    original = FIXTURE_TABLES.read_text()
+    tables.write_text(original)
+    exp = write(tmp_path / "exp.toml", experiment_text(matches=20, chunk_size=1,
+                                                       tables="tables.toml"))
+    out = tmp_path / "run"
+    proc = start("sweep", exp, "--out", out, "--jobs", "1", "--quiet")
+    assert wait_for(lambda: markers(out) >= 1), proc.communicate()
+    tables.write_text(original + "\n[[[ not toml\n")
+    assert proc.poll() is None and markers(out) < 40, "the edit should land mid-sweep"
+    _stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    prov = json.loads((out / "provenance.json").read_text())
+    hashes = {v["id"]: v["tables_hash"] for v in prov["variants"]}
+    m = read_all(out)["matches"]
+    assert m.height == 40
+    assert m.group_by("variant").agg(pl.col("tables_hash").unique()).sort("variant").rows() \
+        == sorted((v, [h]) for v, h in hashes.items())
+
+    one_line_error(sim("sweep", exp, "--out", out, "--quiet"), "not valid TOML")
+    tables.write_text(original.replace("share_pct = 75", "share_pct = 70", 1))
+    assert tables.read_text() != original
+    refused = sim("sweep", exp, "--out", out, "--quiet")
+    one_line_error(refused, "the tables changed since this run started")
+    assert "--replace-stale" in refused.stderr
+    fresh = sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet", "--replace-stale")
+    assert fresh.returncode == 0, fresh.stderr
+    assert "starting afresh" in fresh.stderr
+    new = json.loads((out / "provenance.json").read_text())
+    # the variant that overrides share_pct itself plays the same tables as before
+    assert {v["id"]: v["tables_hash"] == hashes[v["id"]] for v in new["variants"]} == {
+        "baseline": False, "dominance-50": True}
+    assert read_all(out)["matches"].height == 40
+    assert not lock_held(out)
+
