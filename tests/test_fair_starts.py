@@ -87,3 +87,14 @@ def test_d1_tables_check_refuses_a_map_that_cannot_hold_the_starts():
         TABLES.with_overrides({"map.terrain_weights.water": 1_000_000})
     with pytest.raises(TablesError, match=r"map\.radius: no room for 4 starts"):
         TABLES.with_overrides({"map.radius": 5})
+
+
+def test_d1_start_balance_reports_the_worth_map_generation_used():
+    from sim.engine.report import start_balance
+
+    tb = TABLES.arrays()
+    state, board = new_match(TABLES, seed=7, match_index=3, n_seats=4)
+    rows = start_balance(state, TABLES, board)
+    assert [r["worth"] for r in rows] == _worths(state, board, tb)
+    assert all(r["nearest_rival"] >= tb.city_min_distance for r in rows)
+    assert all(r["land"] >= r["nodes"] >= r["food"] >= 0 for r in rows)
