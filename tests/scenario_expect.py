@@ -6,6 +6,7 @@
     "commands.1.error" = "truce with seat 1: cannot enter its cities"
     "events.kinds" = ["capture", "capital_fall", ...]   # the event kinds in order
     "commands.0.error~" = "cannot enter"   # ~ : substring match
+    "units.len" = 2                  # .len : the length of a list
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ _MISSING = object()
 def lookup(report: dict[str, Any], path: str) -> Any:
     if path == "events.kinds":
         return [e["kind"] for e in report["events"]]
+    if path.endswith(".len"):
+        node = lookup(report, path[: -len(".len")])
+        return len(node) if isinstance(node, list) else _MISSING
     node: Any = report
     for part in path.split("."):
         if isinstance(node, list):

@@ -74,7 +74,8 @@ VARIANTS = [
         "events.unrest_turns": 0, "events.cards.public_unrest.weight": 60,
         "city.settler_min_population": 3, "city.settler_population_cost": 2,
         "economy.free_units_per_city": 0, "territory.grown_ring_population": 2,
-        "neutrals.bandit_spawn_interval": 1, "neutrals.bandit_cap_per_camp": 3}),
+        "neutrals.bandit_spawn_interval": 1, "neutrals.bandit_cap_per_camp": 3,
+        "neutrals.bandit_first_spawn_turn": 1, "neutrals.bandit_chase_radius": 5}),
 ]
 RULES = [EngineRules.from_tables(t) for t in VARIANTS]
 
@@ -112,7 +113,7 @@ class Case:
         special = {t: k for t, k in p.terrain.items() if k != "plains"}
         lines.append(f"  non-plains tiles: {len(special)}; nodes: {p.nodes}; bought: {p.bought}")
         lines.append(f"  truce: {p.truce}; pacts: {[x for x in p.pacts if x.target is not None]}")
-        lines.append(f"  camps: {[(t, p.camp_timer[k]) for k, t in enumerate(p.camps) if t]}")
+        lines.append(f"  camps: {[t for t in p.camps if t]}")
         lines.append(f"  rng_events={p.rng_events}, n_events={p.n_events}")
         return "\n".join(lines)
 
@@ -276,19 +277,17 @@ def positions(draw, focus: str = "any") -> Case:
 
     # camps, away from cities (C: Neutrals)
     camps: list = [None] * 24
-    timers = [0] * 24
     for k in range(draw(st.integers(0, 2))):
         cands = [t for t in passable if t not in camps
                  and all(hex_distance(t, s) >= m.map.camp_min_distance for s in sites)]
         if cands:
             camps[k] = _pick(draw, cands)
-            timers[k] = draw(st.integers(0, m.neutrals.bandit_spawn_interval + 2))
     live_camps = [k for k, t in enumerate(camps) if t is not None]
 
     pos = Position(radius=radius, terrain=terrain, nodes=nodes, bought=bought, seats=seats,
                    cities=cities, units=[],
                    truce=[[0] * n_seats for _ in range(n_seats)],
-                   pacts=[Pact() for _ in range(8)], camps=camps, camp_timer=timers,
+                   pacts=[Pact() for _ in range(8)], camps=camps,
                    turn=turn, last_turn=last_turn)
 
     # units: seat units near cities (garrisons, neighbours), bandits, dead slots
@@ -768,7 +767,7 @@ def turn_limit_ties(draw) -> Case:
     turn = draw(st.integers(1, 100))
     pos = Position(radius, dict.fromkeys(tiles, "plains"), {}, {}, seats, cities, [],
                    [[0] * n_seats for _ in range(n_seats)], [Pact() for _ in range(8)],
-                   [None] * 24, [0] * 24, turn=turn, last_turn=turn)
+                   [None] * 24, turn=turn, last_turn=turn)
     first = ref.opening_seat(turn, n_seats)
     pos.active_seat = [s for s in ((first + k) % n_seats for k in range(n_seats))
                        if s in (0, 1)][-1]
@@ -875,7 +874,7 @@ def test_oracle_known_cases():
               City(3, 0, (0, 5), 4, 26, buildings={"divan"})]
     units = [Unit(0, 1, "warrior", (1, 0), 10, 1), Unit(1, 0, "spearman", (2, 0), 10, 1)]
     pos = Position(6, terrain, {}, {}, seats, cities, units, [[0, 0], [0, 0]],
-                   [Pact() for _ in range(8)], [None] * 24, [0] * 24, turn=7)
+                   [Pact() for _ in range(8)], [None] * 24, turn=7)
     # warrior (4) on hills attacks city 0 (pop 3, plains): A = 400, D = (4+3)×100 = 700
     preview = ref.attack_preview(pos, rules, 0, (0, 0), 1)
     assert preview == (frozenset(), "city", 0, 10 * 400 // 1100, 10 * 700 // 1100)

@@ -107,6 +107,12 @@ def check_invariants(state: State, tables: Tables, board: Board) -> list[str]:
             out.append(f"unit {u} of {owner} inside city {site} of another side")
         if state.unit_hp[u] <= 0:
             out.append(f"unit {u} alive with {state.unit_hp[u]} HP")
+        utype = int(state.unit_type[u])
+        full = tb.bandit_hp if utype < 0 else tb.unit_hp[utype]
+        if state.unit_hp[u] > full:
+            out.append(f"unit {u} has {state.unit_hp[u]} HP, above its full {full} (D3)")
+        if owner == BANDIT and site >= 0:
+            out.append(f"bandit {u} stands in city {site} (V06, D4)")
     occupied = np.flatnonzero(state.tile_unit >= 0)
     for t in occupied:
         if int(t) not in seen:

@@ -13,6 +13,7 @@ from sim.kernels.rules.combat import resolve_attack
 from sim.kernels.rules.commands import (
     buy_tile,
     buy_truce,
+    disband_unit,
     found_city,
     move_unit,
     queue_item,
@@ -26,6 +27,7 @@ from sim.rules import codes as R
 from sim.rules.codes import (
     C_ATTACK,
     C_BUY_TILE,
+    C_DISBAND,
     C_END_TURN,
     C_ENTER,
     C_FOUND,
@@ -57,6 +59,7 @@ COMMANDS: dict[str, tuple[int, tuple[str, ...]]] = {
     "research": (C_RESEARCH, ("tech",)),
     "truce": (C_TRUCE, ("with",)),
     "end_turn": (C_END_TURN, ()),
+    "disband": (C_DISBAND, ("unit",)),
     "play_turns": (-1, ("n",)),
     "set_seat": (C_SET_SEAT, ("seat",)),
 }
@@ -139,6 +142,7 @@ _KERNELS = {
     C_TRUCE: lambda st, tb, _board, a, _b, seat: buy_truce(st, tb, a, seat),
     C_END_TURN: _end_turn,
     C_SET_SEAT: lambda st, _tb, _board, a, _b, _seat: set_seat(st, a),
+    C_DISBAND: lambda st, _tb, _board, a, _b, seat: disband_unit(st, a, seat),
 }
 
 

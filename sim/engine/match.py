@@ -39,6 +39,20 @@ class InvariantError(AssertionError):
     """The invariant checker found a violation during `--check`."""
 
 
+class MapError(ValueError):
+    """The map of a match cannot hold its seats' starts (D1): the tables' terrain
+    weights, radius or spacing leave too little passable land. A sweep records it
+    as an error row; `sim tables check` refuses such tables before any match runs."""
+
+
+def _unplayable(tables: Tables, seed: int, match_index: int, n_seats: int) -> MapError:
+    m = tables.model
+    return MapError(f"seed {seed} match {match_index}: the map (radius {m.map.radius}) has "
+                    f"no room for {n_seats} starts {m.territory.city_min_distance} steps apart "
+                    "on passable land: check map.terrain_weights, map.radius and "
+                    "territory.city_min_distance")
+
+
 def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
                length: str | None = None, check: bool = False,
                personalities: list[str] | None = None):
@@ -57,8 +71,9 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
-    run_match(st, tables.arrays(), board, rng_map, np.int64(n_seats),
-              new_path_table(board.n_tiles), turn_log)
+    if not run_match(st, tables.arrays(length), board, rng_map, np.int64(n_seats),
+                     new_path_table(board.n_tiles), turn_log):
+        raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
 
@@ -91,9 +106,10 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     """
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
-    tb = tables.arrays()
+    tb = tables.arrays(length)
     path = new_path_table(board.n_tiles)
-    setup_match(st, tb, board, rng_map, np.int64(n_seats))
+    if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
+        raise _unplayable(tables, seed, match_index, n_seats)
     begin_match(st, tb, board)
     yield Step(0, st, board, turn_log)
     while not st.finished[0]:
@@ -157,7 +173,7 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     """An empty state with the match's streams (sim.world.rng: root seed, match index,
     purpose), last turn and personalities; returns (state, board, turn_log,
     map stream, seats). `setup_match` then draws the map on the map stream."""
-    tb = tables.arrays()
+    tb = tables.arrays(length)
     n_seats = n_seats or tables.model.match.seats
     board = make_board(int(tb.radius))
     st = empty_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
@@ -172,13 +188,12 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     return st, board, turn_log, rng_map, n_seats
 
 
-
-
 def new_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
               length: str | None = None) -> tuple[State, Board]:
     """The opening state of match `match_index` under root `seed`, map drawn."""
     st, board, _log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length)
-    setup_match(st, tables.arrays(), board, rng_map, np.int64(n_seats))
+    if not setup_match(st, tables.arrays(length), board, rng_map, np.int64(n_seats)):
+        raise _unplayable(tables, seed, match_index, n_seats)
     return st, board
 
 

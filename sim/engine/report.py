@@ -14,6 +14,7 @@ from sim.rules.codes import (
     EV_KEPT,
     EV_TRANSFER,
     EVENT_NAMES,
+    FOOD,
     REVOLT_CAUSES,
     SCORE_TERMS,
     VICTORY_NAMES,
@@ -143,3 +144,29 @@ def event_list(state: State, tables: Tables, board: Board) -> list[dict[str, Any
         ev["row"] = i
         out.append(ev)
     return out
+
+
+def start_balance(state: State, tables: Tables, board: Board) -> list[dict[str, Any]]:
+    """D1: each seat's start at the opening, as map generation weighed it: its capital's
+    tile, passable tiles, resource nodes and food nodes within start_balance_radius,
+    the worth those make (sim.kernels.world.starts.start_worth) and the distance to
+    the nearest rival start."""
+    tb = tables.arrays()
+    n_seats = int(state.n_seats[0])
+    radius = int(tb.start_balance_radius)
+    terrain = state["tile_terrain"][: board.n_tiles]
+    node = state["tile_node"][: board.n_tiles]
+    starts = [int(state["city_tile"][state["seat_capital"][s]]) for s in range(n_seats)]
+    rows = []
+    for s, tile in enumerate(starts):
+        near = board.distance[tile] <= radius
+        land = near & tb.terrain_passable[terrain].astype(bool)
+        nodes = land & (node >= 0)
+        food = nodes & (node == FOOD)
+        worth = int(land.sum() * tb.start_land_weight + nodes.sum() * tb.start_node_weight
+                    + food.sum() * tb.start_food_weight)
+        rival = min((int(board.distance[tile, o]) for o in starts if o != tile), default=0)
+        rows.append({"seat": s, "at": list(board.axial(tile)), "land": int(land.sum()),
+                     "nodes": int(nodes.sum()), "food": int(food.sum()), "worth": worth,
+                     "nearest_rival": rival})
+    return rows

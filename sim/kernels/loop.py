@@ -64,12 +64,15 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
-              path: np.ndarray, turn_log: np.ndarray) -> None:
-    """Set up a match on an empty state and play it to its end."""
-    setup_match(st, tb, board, rng_map, n_seats)
+              path: np.ndarray, turn_log: np.ndarray) -> bool:
+    """Set up a match on an empty state and play it to its end; False, with nothing
+    played, when the map cannot hold the seats' starts (D1)."""
+    if not setup_match(st, tb, board, rng_map, n_seats):
+        return False
     begin_match(st, tb, board)
     while not st.finished[0]:
         play_one_turn(st, tb, board, path, turn_log)
+    return True
 
 
 @njit

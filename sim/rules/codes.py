@@ -119,9 +119,9 @@ EVENT_NAMES = tuple(EVENT_KINDS)
 # ---------------------------------------------------------------- commands (SCENARIOS.md)
 # scenario `do` names with a kernel command code; `play_turns` is handled in Python
 COMMAND_NAMES = ("move", "attack", "enter", "found", "buy_tile", "queue", "rush", "repair",
-                 "research", "truce", "end_turn", "set_seat")
+                 "research", "truce", "end_turn", "set_seat", "disband")
 (C_MOVE, C_ATTACK, C_ENTER, C_FOUND, C_BUY_TILE, C_QUEUE, C_RUSH, C_REPAIR, C_RESEARCH,
- C_TRUCE, C_END_TURN, C_SET_SEAT) = range(len(COMMAND_NAMES))
+ C_TRUCE, C_END_TURN, C_SET_SEAT, C_DISBAND) = range(len(COMMAND_NAMES))
 
 # ---------------------------------------------------------------- combat targets (T16)
 TARGET_KINDS = ("none", "unit", "city")

@@ -82,6 +82,7 @@ NOT_IN_RECORD = {
     "match.length": "the engine turns the preset into the state's last_turn",
     "match.personalities": "the engine sets each seat's personality index in the state",
     "match.lengths": "the engine turns the preset into the state's last_turn",
+    "match.cost_scale_pct": "compile_record scales the cost fields by it (D6)",
     "territory.max_ring_tiles": "validation only: bounds grown_ring_radius (T15)",
 }
 
@@ -311,10 +312,27 @@ def _derive() -> tuple[RecordField, ...]:
 FIELDS = _derive()
 
 
-def compile_record(model: TablesModel) -> TableArrays:
+# D6 game speed: the fields a length preset's cost_scale_pct multiplies
+SPEED_SCALED = ("tech_cost", "unit_cost", "building_cost", "growth_base",
+                "growth_per_population")
+
+
+def scaled_cost(value: Any, pct: int) -> Any:
+    """`value` × pct / 100, rounded half up; a positive cost stays at least 1 (D6)."""
+    arr = np.asarray(value, dtype=np.int64)
+    out = (arr * pct + 50) // 100
+    out = np.where(arr > 0, np.maximum(out, 1), out)
+    return out if arr.shape else int(out)
+
+
+def compile_record(model: TablesModel, cost_scale_pct: int = 100) -> TableArrays:
     """The record of validated tables: one field per entry of FIELDS, flags uint8,
-    every other number int64."""
+    every other number int64; the SPEED_SCALED costs multiplied by cost_scale_pct %
+    (a length preset's game speed, D6)."""
     values = [(f, f.build(model)) for f in FIELDS]
+    if cost_scale_pct != 100:
+        values = [(f, scaled_cost(v, cost_scale_pct) if f.name in SPEED_SCALED else v)
+                  for f, v in values]
     spec: list[tuple] = []
     for f, value in values:
         dtype = np.uint8 if f.flag else np.int64

@@ -46,6 +46,8 @@ class MatchT(_Model):
     personalities: Annotated[list[str], Field(min_length=1)]
     start_units: Annotated[list[str], Field(max_length=6)]
     lengths: dict[str, Annotated[int, Field(ge=1, le=10_000)]]
+    # D6: research, production and growth costs of each preset, in % of the tables' own
+    cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]]
 
 
 TerrainWeights = _per_code("TerrainWeights", TERRAINS, Weight,
@@ -62,6 +64,13 @@ class MapT(_Model):
     camp_min_distance: Annotated[int, Field(ge=1, le=20)]
     camp_min_spacing: Annotated[int, Field(ge=1, le=20)]
     start_edge_margin: Annotated[int, Field(ge=0, le=10)]
+    # D1: fair starts
+    start_candidates: Annotated[int, Field(ge=1, le=64)]
+    start_balance_radius: Annotated[int, Field(ge=1, le=10)]
+    start_tolerance_pct: Pct
+    start_land_weight: Weight
+    start_node_weight: Weight
+    start_food_weight: Weight
     terrain_weights: TerrainWeights
     node_weights: NodeWeights
 
@@ -148,12 +157,18 @@ class CombatT(_Model):
     damage_scale: Positive
     min_damage: Count
     city_attack_retaliation: bool
+    # D3: HP an idle damaged unit heals at its seat's flow
+    heal_in_city: Count
+    heal_in_region: Count
+    heal_elsewhere: Count
 
 
 class NeutralsT(_Model):
     village_population: Annotated[int, Field(ge=1, le=20)]
     village_defence: Positive
+    bandit_first_spawn_turn: Annotated[int, Field(ge=1, le=10_000)]
     bandit_spawn_interval: Positive
+    bandit_chase_radius: Annotated[int, Field(ge=0, le=20)]
     bandit_cap_per_camp: Count
     bandit_attack: Count
     bandit_defence: Positive
@@ -318,7 +333,7 @@ class AIGoldT(_Model):
 class AIWarT(_Model):
     """sim/kernels/ai/threats.py, military.py: when, where and how the army marches"""
 
-    war_turn: Annotated[int, Field(ge=0, le=10_000)]
+    war_turn_pct: Pct
     early_war_units_per_city: AICount
     early_war_weight_step: AIScale
     village_min_army: AICount

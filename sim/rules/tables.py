@@ -84,13 +84,19 @@ class Tables:
     def match_length(self, preset: str | None = None) -> int:
         return self.model.match.lengths[preset or self.model.match.length]
 
-    def arrays(self) -> TableArrays:
-        """The compiled record kernels receive (built once per Tables; see sim.rules.record)."""
-        cached = self.__dict__.get("_arrays")
-        if cached is None:
-            cached = compile_record(self.model)
-            object.__setattr__(self, "_arrays", cached)
-        return cached
+    def cost_scale_pct(self, preset: str | None = None) -> int:
+        """D6: the game speed of a length preset (default: the tables' own preset)."""
+        return self.model.match.cost_scale_pct[preset or self.model.match.length]
+
+    def arrays(self, length: str | None = None) -> TableArrays:
+        """The compiled record kernels receive, its costs at the game speed of the
+        length preset `length` (default: the tables' own preset; D6). Built once per
+        Tables and preset; see sim.rules.record."""
+        preset = length or self.model.match.length
+        cache = self.__dict__.setdefault("_arrays", {})
+        if preset not in cache:
+            cache[preset] = compile_record(self.model, self.cost_scale_pct(preset))
+        return cache[preset]
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>") -> Tables:
         """This variant with more dotted-key overrides applied and re-validated."""
@@ -212,6 +218,9 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     """Checks that span several keys; each returns (path, reason)."""
     out: list[tuple[tuple, str]] = []
     techs = set(m.techs)
+    if set(m.match.cost_scale_pct) != set(m.match.lengths):
+        out.append((("match", "cost_scale_pct"), "needs one value per length preset "
+                    f"{sorted(m.match.lengths)}, got {sorted(m.match.cost_scale_pct)}"))
     if m.match.length not in m.match.lengths:
         out.append((("match", "length"), f"unknown preset {m.match.length!r}; "
                     f"presets are {sorted(m.match.lengths)}"))
@@ -280,6 +289,55 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
         out.append((("events", "cards"), "card weights must not all be 0"))
     if sum(m.map.node_weights.model_dump().values()) == 0 and m.map.node_share_pct > 0:
         out.append((("map", "node_weights"), "node weights must not all be 0"))
+    if not out:
+        out += map_room_problems(m, m.match.seats)
+    return out
+
+
+def _disc(radius: int) -> int:
+    """Tiles within `radius` steps of a tile: 3r(r+1) + 1."""
+    return 3 * radius * (radius + 1) + 1
+
+
+def map_room_problems(m: TablesModel, n_seats: int) -> list[tuple[tuple, str]]:
+    """Can the map hold `n_seats` starts (D1, T07)? (path, reason) for each way it cannot.
+
+    Spacing: starts must lie city_min_distance apart inside the disc that
+    start_edge_margin leaves; greedy farthest-point placement on the bare board (all
+    land) tells whether `n_seats` of them fit. Land: each start needs the tiles
+    within city_min_distance // 2 steps of it to itself, so the expected passable
+    tiles of the terrain draw must cover n_seats such discs. Map generation checks
+    the drawn map itself as well (an unplayable one is an error row, never a match).
+    """
+    out: list[tuple[tuple, str]] = []
+    radius = m.map.radius
+    inner = radius - m.map.start_edge_margin
+    spacing = m.territory.city_min_distance
+    tiles = [(q, r) for q in range(-inner, inner + 1) for r in range(-inner, inner + 1)
+             if abs(q + r) <= inner]
+
+    def dist(a: tuple[int, int], b: tuple[int, int]) -> int:
+        return (abs(a[0] - b[0]) + abs(a[1] - b[1]) + abs(a[0] + a[1] - b[0] - b[1])) // 2
+
+    starts = [max(tiles, key=lambda t: (dist(t, (0, 0)), t))]
+    while len(starts) < n_seats:
+        best = max(tiles, key=lambda t: (min(dist(t, s) for s in starts), t))
+        if min(dist(best, s) for s in starts) < spacing:
+            break
+        starts.append(best)
+    if len(starts) < n_seats:
+        out.append((("map", "radius"),
+                    f"no room for {n_seats} starts {spacing} steps apart (territory."
+                    f"city_min_distance) within {inner} steps of the centre (radius {radius} "
+                    f"less start_edge_margin {m.map.start_edge_margin})"))
+    weights = m.map.terrain_weights.model_dump()
+    passable = sum(w for name, w in weights.items() if getattr(m.terrain, name).passable)
+    expected = _disc(radius) * passable / max(sum(weights.values()), 1)
+    need = n_seats * _disc(spacing // 2)
+    if expected < need:
+        out.append((("map", "terrain_weights"),
+                    f"too little passable land: about {expected:.0f} passable tiles expected, "
+                    f"{n_seats} seats need at least {need} ({_disc(spacing // 2)} each)"))
     return out
 
 

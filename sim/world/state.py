@@ -69,7 +69,7 @@ Cities (C,):
 Units (U,):
   unit_type (-1 for a bandit); unit_owner: seat or BANDIT; unit_tile: -1 once
   dead; unit_hp; unit_moves_left; unit_camp: a bandit's home camp, else -1.
-Camps (M,): camp_tile (-1 cleared or unused), camp_timer.
+Camps (M,): camp_tile (-1 cleared or unused); they spawn on a fixed schedule (D4).
 Diplomacy: truce_turns (S, S) symmetric turns left; pact_target (P,) seat
   or -1; pact_members (P, S) flags; pact_turns (P,).
 Events: event_log (E, EVENT_FIELDS) rows (sim.kernels.rules.events).
@@ -100,7 +100,7 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("city_queue", i8, (C, QUEUE_SLOTS)),
         ("unit_type", i8, (U,)), ("unit_owner", i8, (U,)), ("unit_tile", i8, (U,)),
         ("unit_hp", i8, (U,)), ("unit_moves_left", i8, (U,)), ("unit_camp", i8, (U,)),
-        ("camp_tile", i8, (M,)), ("camp_timer", i8, (M,)),
+        ("camp_tile", i8, (M,)),
         ("truce_turns", i8, (S, S)), ("pact_target", i8, (P,)), ("pact_turns", i8, (P,)),
         ("event_log", i8, (E, EVENT_FIELDS)),
         # flags last, so the int64 fields above stay 8-byte aligned

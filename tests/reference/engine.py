@@ -121,7 +121,7 @@ class EngineRules:
         return self.m.neutrals.bandit_hp if utype == "bandit" else self.m.units[utype].hp
 
     def moves(self, utype: str) -> int:
-        return 1 if utype == "bandit" else self.m.units[utype].moves
+        return self.m.neutrals.bandit_moves if utype == "bandit" else self.m.units[utype].moves
 
     def range(self, utype: str) -> int:
         return 0 if utype == "bandit" else self.m.units[utype].range
@@ -219,7 +219,6 @@ class Position:
     truce: list[list[int]]
     pacts: list[Pact]
     camps: list[Tile | None]
-    camp_timer: list[int]
     turn: int = 1
     last_turn: int = 100
     active_seat: int = 0
@@ -881,12 +880,35 @@ def dominance_check(pos: Position, rules: EngineRules, seat: int) -> None:
         finish(pos, "dominance", seat)
 
 
+def heal(pos: Position, rules: EngineRules, seat: int) -> None:
+    """D3 — a damaged unit of `seat` still holding all its moves (it neither moved nor
+    attacked in its seat's previous turn) heals heal_in_city in one of the seat's
+    cities, heal_in_region in its region, heal_elsewhere elsewhere, up to full HP."""
+    c = rules.m.combat
+    owners = None
+    for unit in pos.units:
+        if unit.at is None or unit.owner != seat or unit.hp >= rules.full_hp(unit.type) \
+                or unit.moves_left < rules.moves(unit.type):
+            continue
+        city = pos.city_at(unit.at)
+        if city is not None and city.owner == seat:
+            gain = c.heal_in_city
+        else:
+            owners = region_owners(pos, rules) if owners is None else owners
+            holder = owners.get(unit.at)
+            gain = c.heal_in_region if holder is not None and \
+                pos.cities[holder].owner == seat else c.heal_elsewhere
+        unit.hp = min(unit.hp + gain, rules.full_hp(unit.type))
+
+
 def seat_turn_opens(pos: Position, rules: EngineRules, seat: int) -> Position:
-    """C: Turn cycle — `seat` becomes active, its units get their moves back, its flow
+    """C: Turn cycle — `seat` becomes active, its idle units heal (D3), its units get
+    their moves back, its flow
     runs (income, production, growth, repair, revolt counters, event card: B8) and
     then its V18 check, before any action."""
     out = copy.deepcopy(pos)
     out.active_seat = seat
+    heal(out, rules, seat)
     for unit in out.units:
         if unit.at is not None and unit.owner == seat:
             unit.moves_left = rules.moves(unit.type)
@@ -908,11 +930,8 @@ def opening_seat(turn: int, n_seats: int) -> int:
 
 
 def start_of_turn(pos: Position, rules: EngineRules) -> None:
-    """C: Diplomacy, Neutrals — once per turn: truce and pact counters run down, camps
-    spawn bandits every bandit_spawn_interval turns up to the cap; then each bandit, in
-    unit ID order, gets its move and strikes a seat unit next to it (V06: bandits fight
-    units, never cities; engine choice: the first such neighbour in direction order
-    that is not on a city tile)."""
+    """C: Diplomacy, Neutrals — once per turn: truce and pact counters run down, then
+    the neutral side's turn (neutral_turn: D3, D4)."""
     n = len(pos.seats)
     for a in range(n):
         for b in range(n):
@@ -923,27 +942,70 @@ def start_of_turn(pos: Position, rules: EngineRules) -> None:
             pact.turns -= 1
             if pact.turns <= 0:
                 end_pact(pos, slot)
-    nm = rules.m.neutrals
-    for k, tile in enumerate(pos.camps):
-        if tile is None:
-            continue
-        pos.camp_timer[k] += 1
-        if pos.camp_timer[k] < nm.bandit_spawn_interval:
-            continue
-        live = sum(1 for u in pos.units if u.at is not None and u.camp == k)
-        if live >= nm.bandit_cap_per_camp:
-            continue
-        spot = free_tile_near(pos, rules, tile, "bandit")
-        if spot is not None and pos.city_at(spot) is None:
-            spawn(pos, rules, "bandit", "bandit", spot, nm.bandit_hp, k)
-            pos.camp_timer[k] = 0
+    neutral_turn(pos, rules)
+
+
+def neutral_turn(pos: Position, rules: EngineRules) -> None:
+    """D3, D4, V06 — villages repair repair_per_turn HP; from bandit_first_spawn_turn,
+    every bandit_spawn_interval turns, each live camp below its cap spawns a bandit
+    beside it; then each bandit in unit ID order gets its moves and, while it has
+    some, strikes the first seat unit next to it that is not on a city tile (direction
+    order), else steps toward the nearest seat unit outside cities within
+    bandit_chase_radius of its camp (of itself once the camp is cleared; ties to the
+    lowest unit ID), else toward its camp; a step goes to the first free passable
+    non-city neighbour (direction order) nearest the goal and nearer than where it
+    stands."""
+    m = rules.m
+    for city in pos.cities:
+        if city.owner == "neutral":
+            city.hp = min(city.hp + m.city.repair_per_turn, rules.max_hp(city.pop, city.buildings))
+    nm = m.neutrals
+    if pos.turn >= nm.bandit_first_spawn_turn and \
+            (pos.turn - nm.bandit_first_spawn_turn) % nm.bandit_spawn_interval == 0:
+        for k, tile in enumerate(pos.camps):
+            if tile is None:
+                continue
+            live = sum(1 for u in pos.units if u.at is not None and u.camp == k)
+            if live >= nm.bandit_cap_per_camp:
+                continue
+            spot = free_tile_near(pos, rules, tile, "bandit")
+            if spot is not None and pos.city_at(spot) is None:
+                spawn(pos, rules, "bandit", "bandit", spot, nm.bandit_hp, k)
     for unit in pos.units:
-        if unit.at is not None and unit.owner == "bandit":
-            unit.moves_left = 1
-            bandit_strike(pos, rules, unit)
+        if unit.at is None or unit.owner != "bandit":
+            continue
+        unit.moves_left = rules.moves("bandit")
+        while unit.moves_left > 0 and unit.at is not None:
+            if bandit_strike(pos, rules, unit):
+                break
+            camp = pos.camps[unit.camp] if unit.camp is not None else None
+            home = camp if camp is not None else unit.at
+            prey = [v for v in pos.units if v.at is not None and isinstance(v.owner, int)
+                    and pos.city_at(v.at) is None
+                    and hex_distance(home, v.at) <= nm.bandit_chase_radius]
+            if prey:
+                goal = min(prey, key=lambda v: (hex_distance(unit.at, v.at), v.id)).at
+            elif camp is not None:
+                goal = camp
+            else:
+                break
+            step = None
+            best = hex_distance(unit.at, goal)
+            for dq, dr in NEIGHBOUR_STEPS:
+                n = (unit.at[0] + dq, unit.at[1] + dr)
+                if not pos.on_board(n) or pos.unit_at(n) is not None or \
+                        pos.city_at(n) is not None or not rules.passable(pos.terrain[n]):
+                    continue
+                if hex_distance(n, goal) < best:
+                    step, best = n, hex_distance(n, goal)
+            if step is None:
+                break
+            unit.at = step
+            unit.moves_left -= 1
 
 
-def bandit_strike(pos: Position, rules: EngineRules, bandit: Unit) -> None:
+def bandit_strike(pos: Position, rules: EngineRules, bandit: Unit) -> bool:
+    """True when `bandit` attacked the first seat unit next to it off city tiles."""
     for dq, dr in NEIGHBOUR_STEPS:
         n = (bandit.at[0] + dq, bandit.at[1] + dr)
         if not pos.on_board(n) or pos.city_at(n) is not None:
@@ -951,7 +1013,8 @@ def bandit_strike(pos: Position, rules: EngineRules, bandit: Unit) -> None:
         victim = pos.unit_at(n)
         if victim is not None and isinstance(victim.owner, int):
             attack_in_place(pos, rules, bandit.id, n, "bandit")
-            return
+            return True
+    return False
 
 
 def end_turn(pos: Position, rules: EngineRules) -> Position:
@@ -1053,7 +1116,6 @@ def position_from_state(st, tables, board) -> Position:
         truce=[[int(st.truce_turns[a, b]) for b in range(n_seats)] for a in range(n_seats)],
         pacts=pacts,
         camps=[axial(int(t)) if t >= 0 else None for t in st.camp_tile],
-        camp_timer=[int(x) for x in st.camp_timer],
         turn=int(st.turn[0]), last_turn=int(st.last_turn[0]),
         active_seat=int(st.active_seat[0]), finished=bool(st.finished[0]),
         winner=int(st.winner[0]) if st.winner[0] >= 0 else None,
@@ -1133,7 +1195,6 @@ def state_from_position(pos: Position, tables, board):
             st.pact_members[p, s] = 1
     for k, tile in enumerate(pos.camps):
         st.camp_tile[k] = -1 if tile is None else index(tile)
-        st.camp_timer[k] = pos.camp_timer[k]
     st.turn[0] = pos.turn
     st.last_turn[0] = pos.last_turn
     st.active_seat[0] = pos.active_seat

@@ -38,7 +38,7 @@ def command_args(scn: Scenario, cmd: CommandSpec) -> tuple[int, int, int]:
         return code, cmd.unit, board.index(*where)
     if cmd.do == "enter":
         return code, cmd.unit, cmd.city
-    if cmd.do == "found":
+    if cmd.do in ("found", "disband"):
         return code, cmd.unit, 0
     if cmd.do == "buy_tile":
         return code, cmd.city, board.index(*cmd.at)

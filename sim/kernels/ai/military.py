@@ -29,6 +29,7 @@ from sim.kernels.ai.threats import (
     urgent_target,
     village_target,
     war_target,
+    war_time,
 )
 from sim.kernels.rules.capture import capture_city, enter_check
 from sim.kernels.rules.combat import attack_outcome, city_defence_strength, resolve_attack
@@ -244,7 +245,7 @@ def ai_units(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     n_cities = cities_held(st, seat)
     target = war_target(st, tb, board, seat, w)
     urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
-    aggressive = urgent or st.turn[0] >= tb.war_turn or \
+    aggressive = urgent or war_time(st, tb) or \
         army >= n_cities * (tb.early_war_units_per_city +
                             (PERCENT - w[W_MILITARY]) // tb.early_war_weight_step)
     if not aggressive:

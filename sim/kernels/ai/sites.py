@@ -15,7 +15,8 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.paths import path_row, step_toward
-from sim.kernels.rules.commands import found_check, found_city
+from sim.kernels.rules.commands import disband_unit, found_check, found_city
+from sim.kernels.rules.common import cities_held
 from sim.rules.codes import DISC_SIZES, FAR, OK
 
 if TYPE_CHECKING:
@@ -81,10 +82,15 @@ def settler_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u
                    seat: np.int64, tile_city: np.ndarray) -> bool:
     """Found here, or walk to the best site and found there; True when a city was founded.
     A settler founds where it stands when that is nearly as good as its site, or
-    when the site is taken by another unit."""
+    when the site is taken by another unit. A settler that can found nowhere (no
+    legal site in reach, or the seat holds its quota) is disbanded (D5): it would
+    only stand idle and cost its seat a unit slot."""
     here = st.unit_tile[u]
     can_here = found_check(st, tb, board, u, seat) == OK
     site, _steps = best_site(st, tb, board, path, seat, here, tile_city)
+    if cities_held(st, seat) >= tb.quota or (site < 0 and not can_here):
+        disband_unit(st, u, seat)
+        return False
     if can_here:
         if site < 0 or site == here or st.tile_unit[site] >= 0 or \
                 site_value(st, tb, board, here) + tb.found_here_slack >= \

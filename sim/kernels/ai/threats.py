@@ -233,3 +233,10 @@ def village_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
                     board.distance[t, st.city_tile[h]] < best_d:
                 target, best_d = c, board.distance[t, st.city_tile[h]]
     return target
+
+
+@njit
+def war_time(st: State, tb: TableArrays) -> bool:
+    """From war_turn_pct of the match's turns on, every army marches (D6: AI timings
+    are fractions of the match length, never absolute turns)."""
+    return st.turn[0] * PERCENT >= st.last_turn[0] * tb.war_turn_pct

@@ -25,7 +25,7 @@ from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
 from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
-from sim.kernels.ai.threats import urgent_target, war_target
+from sim.kernels.ai.threats import urgent_target, war_target, war_time
 from sim.kernels.rules.common import is_military, regions
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                 n_ranged += 1
     tile_city = regions(st, tb, board)
     target = war_target(st, tb, board, seat, w)
-    at_war = target >= 0 and (urgent_target(st, tb, target) or st.turn[0] >= tb.war_turn)
+    at_war = target >= 0 and (urgent_target(st, tb, target) or war_time(st, tb))
     ai_production(st, tb, board, path, seat, w, army, n_ranged, at_war, tile_city)
     ai_gold(st, tb, board, seat, w)
     ai_units(st, tb, board, path, seat, w, army, regions(st, tb, board))

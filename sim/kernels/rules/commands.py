@@ -28,6 +28,7 @@ from sim.rules.codes import (
     EV_OBSERVATORY_QUEUED,
     EV_TILE_BOUGHT,
     EV_TRUCE,
+    EV_UNIT_DISBANDED,
     N_DIRECTIONS,
     OK,
     R_ALREADY_BUILT,
@@ -389,4 +390,15 @@ def set_seat(st: State, seat: np.int64) -> np.int64:
     if not st.seat_alive[seat]:
         return R_SEAT_OUT
     st.active_seat[0] = seat
+    return OK
+
+
+@njit
+def disband_unit(st: State, unit: np.int64, seat: np.int64) -> np.int64:
+    """D5: remove one of `seat`'s units from the board (any unit, settlers included)."""
+    why = _own_unit(st, unit, seat)
+    if why != OK:
+        return why
+    kill_unit(st, unit)
+    log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, unit, 0, 0)
     return OK

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.combat import resolve_attack
 from sim.kernels.rules.common import (
     city_yields,
     end_pact,
@@ -31,9 +30,10 @@ from sim.kernels.rules.common import (
 from sim.kernels.rules.events import (
     log_event,
 )
+from sim.kernels.rules.healing import heal_units
+from sim.kernels.rules.neutrals import neutral_turn
 from sim.kernels.rules.territory import dominance_shares, node_income
 from sim.rules.codes import (
-    BANDIT,
     CARD_FOOD,
     CARD_GOLD,
     CARD_PUBLIC_UNREST,
@@ -47,7 +47,6 @@ from sim.rules.codes import (
     EV_UNREST,
     FOOD,
     GOLD,
-    N_DIRECTIONS,
     PERCENT,
     PRODUCTION,
     REVOLT_UNREST,
@@ -244,8 +243,12 @@ def dominance_check(st: State, tb: TableArrays, seat: np.int64) -> None:
 
 @njit
 def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
-    """Make `seat` active and run its flow then its V18 check (C: Turn cycle)."""
+    """Make `seat` active and run its flow then its V18 check (C: Turn cycle).
+
+    Healing (D3) reads the moves the seat's units kept from its previous turn, so it
+    runs before their moves are renewed."""
     st.active_seat[0] = seat
+    heal_units(st, tb, board, seat)
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
             st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
@@ -260,7 +263,8 @@ def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> 
 
 @njit
 def start_of_turn(st: State, tb: TableArrays, board: Board) -> None:
-    """Once per turn, before its opening seat: truce and pact counters, bandit spawns."""
+    """Once per turn, before its opening seat: truce and pact counters, then the neutral
+    side's turn (village repair, bandit spawns and orders: D3, D4)."""
     n = st.n_seats[0]
     for a in range(n):
         for b in range(n):
@@ -271,42 +275,7 @@ def start_of_turn(st: State, tb: TableArrays, board: Board) -> None:
             st.pact_turns[p] -= 1
             if st.pact_turns[p] <= 0:
                 end_pact(st, p)
-    for m in range(st.camp_tile.shape[0]):
-        tile = st.camp_tile[m]
-        if tile < 0:
-            continue
-        st.camp_timer[m] += 1
-        if st.camp_timer[m] < tb.bandit_spawn_interval:
-            continue
-        live = 0
-        for u in range(st.n_units[0]):
-            if st.unit_tile[u] >= 0 and st.unit_camp[u] == m:
-                live += 1
-        if live >= tb.bandit_cap_per_camp:
-            continue
-        spot = free_tile_near(st, tb, board, tile, BANDIT)
-        if spot >= 0 and st.tile_site[spot] < 0:
-            spawn_unit(st, tb, -1, BANDIT, spot, tb.bandit_hp, m)
-            st.camp_timer[m] = 0
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == BANDIT:
-            st.unit_moves_left[u] = tb.bandit_moves
-            bandit_strike(st, tb, board, u)
-
-
-@njit
-def bandit_strike(st: State, tb: TableArrays, board: Board, u: np.int64) -> None:
-    """A bandit attacks the first seat unit next to it that is not in a city
-    (direction order, sim.world.board): bandits fight units, never cities (V06)."""
-    here = st.unit_tile[u]
-    for k in range(N_DIRECTIONS):
-        t = board.neighbours[here, k]
-        if t < 0 or st.tile_site[t] >= 0:
-            continue
-        target = st.tile_unit[t]
-        if target >= 0 and st.unit_owner[target] >= 0:
-            resolve_attack(st, tb, board, u, t, BANDIT)
-            return
+    neutral_turn(st, tb, board)
 
 
 @njit

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.world.starts import choose_starts
 from sim.rules.codes import (
     FAR,
     N_DIRECTIONS,
@@ -119,15 +120,21 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
                         node_share_pct: np.int64, villages_per_seat: np.int64,
                         camps_per_seat: np.int64, camp_min_distance: np.int64,
                         camp_min_spacing: np.int64, city_min_distance: np.int64,
-                        start_edge_margin: np.int64):
+                        start_edge_margin: np.int64, start_candidates: np.int64,
+                        start_balance_radius: np.int64, start_tolerance_pct: np.int64,
+                        start_land_weight: np.int64, start_node_weight: np.int64,
+                        start_food_weight: np.int64):
     """Draw a map from the MAP stream `rng` ((1,) uint64, advanced in place).
 
-    Returns (terrain (T,), node (T,) code or -1, starts (n_seats,) tiles,
-    villages (V,) tiles, camps (M,) tiles); V and M may fall short of the
-    per-seat counts when the board has no legal room left.
+    Returns (terrain (T,), node (T,) code or -1, starts (n_seats,) tiles, seat s
+    starting on starts[s], villages (V,) tiles, camps (M,) tiles); V and M may fall
+    short of the per-seat counts when the board has no legal room left. When the
+    passable land cannot hold the starts `city_min_distance` apart, every start
+    is -1 (and no village or camp is placed): the caller reports the map as
+    unplayable rather than playing a broken one.
 
-    Starts are spread by farthest-point sampling over passable tiles (ties to
-    a random key, so no seat order is favoured); villages keep
+    Starts are chosen by sim.kernels.world.starts (D1: balanced, then dealt to
+    the seats by a permutation from this stream); villages keep
     `city_min_distance` from every start and village (T07); camps keep
     `camp_min_distance` from starts and villages and `camp_min_spacing` from
     one another.
@@ -148,32 +155,24 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
     for t in range(n):
         key[t] = below(rng, TIE_KEY_RANGE)
 
-    starts = np.full(n_seats, -1, dtype=np.int64)
-    # start tiles keep start_edge_margin from the edge so their rings are whole
+    # D1: start tiles keep start_edge_margin from the edge so their rings are whole; a
+    # set's first start lies in the outer half of that disc; choose_starts balances the
+    # set and deals it to the seats
     centre = n // 2
-    radius = distance[centre, 0]
-    inner = radius - start_edge_margin
-    # first start: the passable tile with the lowest key in the outer half of the allowed disc
-    best = -1
+    inner = distance[centre, 0] - start_edge_margin
+    allowed = np.zeros(n, dtype=np.bool_)
+    first_ok = np.zeros(n, dtype=np.bool_)
     for t in range(n):
         d = distance[centre, t]
-        if terrain_passable[terrain[t]] and d * 2 >= inner and d <= inner:
-            if best < 0 or key[t] < key[best]:
-                best = t
-    if best < 0:
-        best = centre
-        terrain[centre] = PLAINS
-    starts[0] = best
-    for s in range(1, n_seats):
-        best = -1
-        best_d = -1
-        for t in range(n):
-            if not terrain_passable[terrain[t]] or distance[centre, t] > inner:
-                continue
-            d = _far_from(t, starts, s, distance)
-            if d > best_d or (d == best_d and key[t] < key[best]):
-                best, best_d = t, d
-        starts[s] = best
+        if terrain_passable[terrain[t]] and d <= inner:
+            allowed[t] = True
+            first_ok[t] = d * 2 >= inner
+    starts = choose_starts(rng, terrain, node, key, allowed, first_ok, distance, n_seats,
+                           terrain_passable, node_weights, city_min_distance, start_candidates,
+                           start_balance_radius, start_tolerance_pct, start_land_weight,
+                           start_node_weight, start_food_weight)
+    if starts[0] < 0:
+        return terrain, node, starts, starts[:0], starts[:0]
 
     want = villages_per_seat * n_seats
     villages = np.full(want, -1, dtype=np.int64)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 @njit
 def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
-                n_seats: np.int64) -> None:
-    """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`.
+                n_seats: np.int64) -> bool:
+    """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`;
+    False (and nothing placed) when the map cannot hold the seats' starts (D1).
 
     Each seat gets a capital of start_population on its start tile, start_gold,
     and its start_units on or beside the capital. Villages become neutral
@@ -36,7 +37,11 @@ def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
         rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
         tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
         tb.camps_per_seat, tb.camp_min_distance, tb.camp_min_spacing, tb.city_min_distance,
-        tb.start_edge_margin)
+        tb.start_edge_margin, tb.start_candidates, tb.start_balance_radius,
+        tb.start_tolerance_pct, tb.start_land_weight, tb.start_node_weight,
+        tb.start_food_weight)
+    if starts.shape[0] == 0 or starts[0] < 0:
+        return False
     n = terrain.shape[0]
     for t in range(n):
         st.tile_terrain[t] = terrain[t]
@@ -53,3 +58,4 @@ def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
         place_city(st, tb, villages[v], NEUTRAL, tb.village_population)
     for m in range(min(camps.shape[0], st.camp_tile.shape[0])):
         st.camp_tile[m] = camps[m]
+    return True

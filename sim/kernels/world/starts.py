@@ -87,11 +87,11 @@ def _sample_starts(first: np.int64, allowed: np.ndarray, key: np.ndarray, n_seat
 def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: np.ndarray,
                   allowed: np.ndarray, first_ok: np.ndarray, distance: np.ndarray,
                   n_seats: np.int64, terrain_passable: np.ndarray, node_weights: np.ndarray,
-                  candidates: np.int64, radius: np.int64, tolerance_pct: np.int64,
-                  land_weight: np.int64, node_weight: np.int64,
+                  min_distance: np.int64, candidates: np.int64, radius: np.int64,
+                  tolerance_pct: np.int64, land_weight: np.int64, node_weight: np.int64,
                   food_weight: np.int64) -> np.ndarray:
     """The seats' start tiles, (n_seats,) with seat s starting on starts[s], or all -1
-    when the allowed tiles cannot hold them (D1).
+    when the allowed tiles cannot hold them `min_distance` apart (T07, D1).
 
     allowed: (T,) bool, tiles a start may take (passable, inside the edge margin);
     first_ok: (T,) bool, tiles a set's first start may take; key: (T,) int64 random
@@ -122,6 +122,12 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
     for k in range(n_firsts):
         starts = _sample_starts(firsts[k], allowed, key, n_seats, distance)
         if starts[n_seats - 1] < 0:
+            continue
+        spaced = True
+        for i in range(n_seats):
+            if _nearest_rival(starts, i, distance) < min_distance:
+                spaced = False
+        if not spaced:
             continue
         for i in range(n_seats):
             worth[i] = start_worth(starts[i], terrain, node, terrain_passable, distance, radius,
