@@ -14,7 +14,7 @@ rules (tables -> validated ruleset -> one numpy record; every code in rules.code
 -> world (board, state record, rng streams) -> kernels (@njit rule functions,
 map generation, the AI, the match loop) -> engine (one match, commands, state
 report, checker, scenarios) -> outputs (outcome schemas, Parquet store,
-provenance) -> runner (experiments, chunks, the joblib/Dask sweep) -> analysis
+provenance) -> runner (experiments, chunks, the local/Dask sweep) -> analysis
 (polars and statsmodels over outputs; never the engine) -> report (HTML report,
 map drawing) -> cli. Names here are loaded on first use, so importing one layer
 never pulls in the layers above it.

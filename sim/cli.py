@@ -76,6 +76,30 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] =
         write_map(state, t, board, out)
         typer.echo(f"map written to {out}")
     _print_position(state, t, board, title=f"seed {seed}, match {match}")
+    _print_starts(state, t, board)
+
+
+def _print_starts(state, tables, board) -> None:
+    """D1: how even the starts are, by the figures map generation balanced them on."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.engine.report import start_balance
+
+    rows = start_balance(state, tables, board)
+    radius = tables.model.map.start_balance_radius
+    table = Table(title=f"Starts (D1): within {radius} steps of each capital")
+    for col in ("seat", "at", "land", "nodes", "food", "worth", "nearest rival"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(str(r["seat"]), str(tuple(r["at"])), str(r["land"]), str(r["nodes"]),
+                      str(r["food"]), str(r["worth"]), str(r["nearest_rival"]))
+    worths = [r["worth"] for r in rows]
+    mean = sum(worths) / len(worths)
+    Console().print(table)
+    spread = max(worths) - min(worths)
+    Console().print(f"worth spread {spread} ({spread / mean:.0%} of the mean {mean:.1f}); "
+                    f"tolerance: {tables.model.map.start_tolerance_pct}% below the mean")
 
 
 def _print_position(state, tables, board, title: str) -> None:

@@ -149,6 +149,7 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
             "observatory_completed_turn": next((e["turn"] for e in mine
                                                 if e["kind"] == "observatory_completed"), None),
             "peak_dominance": int(turn_log[:, i, LOG_DOMINANCE].max()) if turn_log.size else 0,
+            "science_unspent": s["science"],
         })
     end_turn = int(state.turn[0])
     last = min(end_turn, turn_log.shape[0] - 1)

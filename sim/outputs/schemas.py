@@ -33,6 +33,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "capitals_lost": pl.Int64, "cities_captured": pl.Int64,
         "observatory_queued_turn": pl.Int64, "observatory_lost_turn": pl.Int64,
         "observatory_completed_turn": pl.Int64, "peak_dominance": pl.Int64,
+        "science_unspent": pl.Int64,
     },
     "events": {
         **MATCH_KEYS, "event": pl.Int64, "turn": pl.Int64, "kind": pl.Utf8, "seat": pl.Int64,

@@ -138,6 +138,9 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TablesError([f"{source}: cannot read: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise TablesError([f"{source}:{line}: not UTF-8 text ({exc.reason})"]) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
+from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
 from sim.rules.tomlpos import key_lines, line_of
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -239,6 +239,11 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                 if v.set else base
         except TablesError as exc:
             fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
+        seats = spec.seats or tables.model.match.seats
+        for where, reason in map_room_problems(tables.model, seats):
+            # D1: refuse before any match runs, not one error row per match
+            fail((*loc, "set") if v.set else ("seats",),
+                 f"variant {v.name}: {'.'.join(where)}: {reason}")
         variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables))
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")

@@ -1,0 +1,55 @@
+"""D1 and issue 10 item 4: tables whose map cannot hold the seats' starts are refused
+before any match runs, by `sim tables check` and by `sim sweep`, in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import FIXTURE_TABLES
+
+
+def _sim(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_tables_check_refuses_a_map_of_water_in_one_line():
+    proc = _sim("tables", "check", str(FIXTURE_TABLES),
+                "--set", "map.terrain_weights.water=1000000")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "map.terrain_weights: too little passable land" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_tables_check_refuses_a_board_too_small_for_the_starts():
+    proc = _sim("tables", "check", str(FIXTURE_TABLES), "--set", "map.radius=5")
+    assert proc.returncode == 2
+    assert "map.radius: no room for 4 starts 4 steps apart" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_sweep_whose_variant_cannot_hold_its_seats_exits_2_before_any_match(tmp_path):
+    experiment = tmp_path / "x.toml"
+    experiment.write_text(f'''name = "cramped"
+tables = "{FIXTURE_TABLES}"
+root_seed = 1
+matches = 4
+seats = 6
+chunk_size = 2
+
+[[variants]]
+name = "baseline"
+
+[[variants]]
+name = "small"
+set = {{ "map.radius" = 6 }}
+''')
+    out = tmp_path / "run"
+    proc = _sim("sweep", str(experiment), "--out", str(out), "--jobs", "1", "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "variant small: map." in lines[0] and "6 seats" in lines[0]
+    assert "x.toml" in lines[0] and "Traceback" not in proc.stderr
+    assert not (out / "matches").exists()
