@@ -108,3 +108,14 @@ def test_match_command_rejects_bad_input():
                               capture_output=True, text=True, cwd=REPO_ROOT)
         assert proc.returncode == 2 and needle in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_d7_unspent_science_is_reported_per_seat():
+    """D7: science left after the last tech stays unspent and is a seats column."""
+    from sim.rules.tables import load_tables
+
+    tables = load_tables(FIXTURE_TABLES)
+    st, board, log = play_match(tables, 3, 1)
+    rows = outcome(st, tables, board, log, 3, 1)["seats"]
+    assert [r["science_unspent"] for r in rows] == \
+        [int(st.seat_science[s]) for s in range(int(st.n_seats[0]))]
