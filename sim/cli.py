@@ -33,16 +33,12 @@ def _fail(messages: list[str] | str) -> None:
 
 
 def _load_tables(path: Path | None, sets: list[str] | None):
-    from sim.rules.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides
-    from sim.runner.experiments import utf8_problem
+    from sim.rules.tables import TablesError, load_tables, parse_overrides
 
     try:
         return load_tables(path, parse_overrides(sets or []))
     except TablesError as exc:
         _fail(exc.errors)
-    except UnicodeDecodeError as exc:  # sim.rules.tables catches OSError only
-        source = path or DEFAULT_TABLES
-        _fail(f"{source}: {utf8_problem(Path(source), exc)}")
 
 
 @tables_app.command("check")

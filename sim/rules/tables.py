@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from sim.rules.codes import TERRAINS
 from sim.rules.record import TableArrays, compile_record, item_names
 from sim.rules.schema import TablesModel
-from sim.rules.tomlpos import key_lines, line_of
+from sim.rules.tomlpos import key_lines, line_of, utf8_problem
 
 __all__ = ["DEFAULT_TABLES", "REPO_ROOT", "TableArrays", "Tables", "TablesError", "TablesModel",
            "apply_overrides", "load_tables", "parse_overrides", "tables_hash"]
@@ -139,8 +139,7 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
     except OSError as exc:
         raise TablesError([f"{source}: cannot read: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise TablesError([f"{source}:{line}: not UTF-8 text ({exc.reason})"]) from None
+        raise TablesError([f"{source}: {utf8_problem(path, exc)}"]) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -10,6 +10,7 @@ the line of its longest recorded prefix.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 _ATOM = r'(?:"[^"]*"|\'[^\']*\'|[A-Za-z0-9_\-]+)'
 _KEY = re.compile(rf"\s*({_ATOM}(?:\s*\.\s*{_ATOM})*)\s*=")
@@ -83,3 +84,12 @@ def line_of(lines: dict[tuple, int], path: tuple) -> int | None:
         if hit is not None:
             return hit
     return None
+
+
+def utf8_problem(path: Path, exc: UnicodeDecodeError) -> str:
+    """'line N: not UTF-8 text (byte 0x.. at column C)' for a decode error of `path`."""
+    data = exc.object if isinstance(exc.object, bytes) else path.read_bytes()
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return (f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column});"
+            " save the file as UTF-8")

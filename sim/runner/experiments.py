@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
-from sim.rules.tomlpos import key_lines, line_of
+from sim.rules.tomlpos import key_lines, line_of, utf8_problem
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # a variant names a folder (variant=ID) and a marker file (ID__00000.json): keep both
@@ -176,15 +176,6 @@ def read_utf8(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
 
 
-def utf8_problem(path: Path, exc: UnicodeDecodeError) -> str:
-    """'line N: not UTF-8 text (byte 0x.. at column C)' for a decode error of `path`."""
-    data = exc.object if isinstance(exc.object, bytes) else path.read_bytes()
-    line = data.count(b"\n", 0, exc.start) + 1
-    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-    return (f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column});"
-            " save the file as UTF-8")
-
-
 def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
     candidate = Path(spec.tables)
     if candidate.is_absolute():
@@ -209,8 +200,6 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         base = load_tables(tables_path)
     except TablesError as exc:
         fail(("tables",), exc.errors[0])
-    except UnicodeDecodeError as exc:  # sim.rules.tables reads with read_text
-        fail(("tables",), f"{tables_path}: {utf8_problem(tables_path, exc)}")
     if spec.length is not None and spec.length not in base.model.match.lengths:
         fail(("length",), f"unknown length {spec.length!r}; presets: "
              f"{', '.join(base.model.match.lengths)}")
