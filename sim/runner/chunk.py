@@ -118,7 +118,7 @@ def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -
         out=str(Path(out).absolute()), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
-        personalities=tuple(spec.personalities or ()), rotate=spec.rotate_personalities)
+        personalities=experiment.personalities, rotate=spec.rotate_personalities)
 
 
 _OWNER = {name: code for code, name in OWNER_NAMES.items()}

@@ -107,20 +107,19 @@ class Experiment:
         return self.spec.seats or self.base_seats
 
     base_seats: int = 4
+    # the tables' match.personalities: what rotates when the file names none (D1: every
+    # seat then plays every personality equally often)
+    base_personalities: tuple[str, ...] = ()
+
+    @property
+    def personalities(self) -> tuple[str, ...]:
+        return tuple(self.spec.personalities or self.base_personalities)
 
     def chunks(self, chunk_size: int | None = None) -> list[ChunkSpec]:
         size = chunk_size or self.spec.chunk_size
         return [ChunkSpec(v.id, k, start, min(start + size, self.spec.matches))
                 for v in self.variants
                 for k, start in enumerate(range(0, self.spec.matches, size))]
-
-    def personalities_for(self, match_index: int) -> list[str]:
-        base = self.spec.personalities or []
-        if not base:
-            return []
-        n = self.seats
-        shift = match_index if self.spec.rotate_personalities else 0
-        return [base[(s + shift) % len(base)] for s in range(n)]
 
     def variant(self, variant_id: str) -> Variant:
         return next(v for v in self.variants if v.id == variant_id)
@@ -238,4 +237,5 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
                       hashlib.sha256(text.encode()).hexdigest()[:16],
-                      base_seats=base.model.match.seats)
+                      base_seats=base.model.match.seats,
+                      base_personalities=tuple(base.model.match.personalities))
