@@ -46,3 +46,18 @@ def test_d1_matches_without_a_winner_are_left_out_and_groups_are_per_seat_count(
     assert by[(3, 0)]["decided"] == 3 and by[(3, 0)]["wins"] == 1
     assert by[(4, 3)]["decided"] == 5 and by[(4, 3)]["wins"] == 2
     assert len(table) == 7
+
+
+def test_d1_a_sweep_naming_no_personalities_rotates_the_tables_own(tmp_path):
+    from sim.runner.chunk import personalities_for, settings_for
+    from sim.runner.experiments import load_experiment
+    from tests.conftest import FIXTURE_TABLES
+
+    path = tmp_path / "x.toml"
+    path.write_text(f'name = "x"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 1\nmatches = 8\n'
+                    'seats = 3\n[[variants]]\nname = "baseline"\n')
+    experiment = load_experiment(path)
+    settings = settings_for(experiment, tmp_path / "run")
+    base = list(experiment.variants[0].tables.model.match.personalities)
+    seen = {(s, personalities_for(settings, i)[s]) for i in range(len(base)) for s in range(3)}
+    assert seen == {(s, p) for s in range(3) for p in base}
