@@ -86,8 +86,11 @@ def test_grids_expand_to_every_combination(tmp_path):
 
 
 def test_personalities_rotate_so_every_personality_sits_in_every_seat(tmp_path):
+    from sim.runner.chunk import personalities_for, settings_for
+
     exp = load_experiment(write_experiment(tmp_path))
-    seats = [exp.personalities_for(i) for i in range(4)]
+    settings = settings_for(exp, tmp_path / "run")
+    seats = [personalities_for(settings, i) for i in range(4)]
     for s in range(4):
         assert sorted(row[s] for row in seats) == sorted(exp.spec.personalities)
 
