@@ -28,16 +28,7 @@ from sim.analysis.stats import (
     paired_share_interval,
     stuart_maxwell,
 )
-from sim.outputs.schemas import SCHEMAS
-
-EV_SCHEMA = {**SCHEMAS["events"], "variant": pl.Utf8}
-
-
-def frame(table: str, rows: list[dict], variant: str | None = None) -> pl.DataFrame:
-    """A typed table from partial rows (missing columns null); `variant` added."""
-    schema = {**SCHEMAS[table], "variant": pl.Utf8}
-    full = [{k: r.get(k, variant if k == "variant" else None) for k in schema} for r in rows]
-    return pl.DataFrame(full, schema=schema, orient="row")
+from tests.test_analysis import EV_SCHEMA, frame
 
 
 def matches_of(variant: str, victories: list, winners: list[int] | None = None,
