@@ -14,6 +14,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.territory import territory_and_score
+from sim.rules.codes import NEUTRAL
 from sim.rules.tables import load_tables
 from sim.world.board import make_board
 
@@ -49,7 +50,7 @@ def territory_positions(n_positions: int, seed: int = 7, radius: int = 9, n_seat
             if len(sites) == n_cities:
                 break
         owner = rng.integers(0, n_seats, len(sites))
-        owner[rng.random(len(sites)) < 0.1] = -2  # some neutral villages
+        owner[rng.random(len(sites)) < 0.1] = NEUTRAL  # some neutral villages
         pop = rng.integers(1, 6, len(sites))
         monument = rng.random(len(sites)) < 0.1
         bought = np.full(board.n_tiles, -1, dtype=np.int64)
