@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import regions, unit_stat_hp, unit_stat_moves
+from sim.kernels.rules.common import unit_stat_hp, unit_stat_moves
+from sim.kernels.rules.territory import region_city_of
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 @njit
 def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
     """D3: heal the seat's idle damaged units (before its moves are reset)."""
-    tile_city = np.empty(0, dtype=np.int64)
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
         if t < 0 or st.unit_owner[u] != seat:
@@ -39,10 +39,11 @@ def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None
         if site >= 0 and st.city_owner[site] == seat:
             gain = tb.heal_in_city
         else:
-            if tile_city.shape[0] == 0:
-                tile_city = regions(st, tb, board)  # once per flow, only when needed
-            owner_city = tile_city[t]
-            if owner_city >= 0 and st.city_owner[owner_city] == seat:
+            # one tile's owner (T08), not the whole board's regions: this runs every flow
+            holder = region_city_of(board.distance, st.city_tile, st.city_owner, st.city_pop,
+                                    st.tile_bought_by, t, tb.ring_radius,
+                                    tb.grown_ring_radius, tb.grown_ring_population)
+            if holder >= 0 and st.city_owner[holder] == seat:
                 gain = tb.heal_in_region
             else:
                 gain = tb.heal_elsewhere

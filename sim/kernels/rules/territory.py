@@ -86,6 +86,30 @@ def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarra
 
 
 @njit
+def region_city_of(distance: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
+                   city_pop: np.ndarray, tile_bought_by: np.ndarray, tile: np.int64,
+                   base_radius: np.int64, grown_radius: np.int64,
+                   grown_population: np.int64) -> np.int64:
+    """The city that owns one `tile` (resolve_regions(...)[tile], T08), or -1, without
+    resolving the whole board: its buyer, else the closest seat city whose ring covers
+    it, equal distance to the lower city ID."""
+    b = tile_bought_by[tile]
+    if b >= 0 and city_tile[b] >= 0:
+        return b
+    best = np.int64(-1)
+    best_d = np.iinfo(np.int64).max
+    for c in range(city_tile.shape[0]):
+        home = city_tile[c]
+        if home < 0 or city_owner[c] < 0:
+            continue
+        d = distance[home, tile]
+        if d <= ring_radius(city_pop[c], base_radius, grown_radius, grown_population) and \
+                d < best_d:
+            best, best_d = c, d
+    return best
+
+
+@njit
 def node_income(tile_city: np.ndarray, tile_node: np.ndarray, n_cities: np.int64,
                 node_yield: np.ndarray) -> np.ndarray:
     """Per-city node yields (C, 3) by node kind (T02, T09).
