@@ -28,7 +28,7 @@ from sim.analysis.stats import (
     paired_share_interval,
     stuart_maxwell,
 )
-from tests.test_analysis import EV_SCHEMA, frame
+from tests.test_analysis import EV_SCHEMA, frame, row
 
 
 def matches_of(variant: str, victories: list, winners: list[int] | None = None,
@@ -40,12 +40,6 @@ def matches_of(variant: str, victories: list, winners: list[int] | None = None,
                              for i, v, w in zip(idx, victories, won, strict=True)], variant)
 
 
-def row(d: pl.DataFrame, **keys) -> dict:
-    sel = d
-    for k, v in keys.items():
-        sel = sel.filter(pl.col(k) == v)
-    assert sel.height == 1, (keys, sel)
-    return sel.row(0, named=True)
 
 
 # ---------------------------------------------------------------- 9: gold share (T13, V02)
