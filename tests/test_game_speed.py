@@ -59,7 +59,7 @@ def test_d6_war_starts_at_a_fraction_of_the_match_length(last_turn):
     st = empty_state(10, 2, len(TABLES.tech_names), len(TABLES.building_names))
     st.last_turn[0] = last_turn
     first = next(t for t in range(1, last_turn + 1)
-                 if t * 100 >= last_turn * tb.war_turn_pct)
+                 if t * 100 >= last_turn * tb.ai[0].war_turn_pct)
     for turn, expected in ((first - 1, False), (first, True)):
         st.turn[0] = turn
-        assert war_time(st, tb) is expected
+        assert war_time(st, tb.ai[0]) is expected

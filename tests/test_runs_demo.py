@@ -23,14 +23,14 @@ def test_the_demo_variants_move_the_victory_mix_and_one_is_inert(tmp_path):
     base = m.filter(pl.col("variant") == "baseline").select(
         "match_index", pl.col("victory").alias("v0"), pl.col("winner").alias("w0"))
     changed = {}
-    for variant in ("dominance-5", "prosperity-800", "gold-8"):
+    for variant in ("dominance-5", "prosperity-800", "hegemon-unplayed"):
         x = m.filter(pl.col("variant") == variant).join(base, on="match_index")
         assert x.height == 100
         changed[variant] = (int((x["victory"] != x["v0"]).sum()),
                             int((x["winner"] != x["w0"]).sum()))
     assert changed["dominance-5"][0] >= 5, changed     # 28 of 200 measured
     assert changed["prosperity-800"][0] >= 15, changed  # 67 of 200 measured
-    assert changed["gold-8"] == (0, 0), changed
+    assert changed["hegemon-unplayed"] == (0, 0), changed
     share = m.group_by("variant").agg((pl.col("victory") == "science").mean().alias("s"),
                                       (pl.col("victory") == "dominance").mean().alias("d"))
     share = {r["variant"]: r for r in share.iter_rows(named=True)}

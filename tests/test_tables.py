@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.rules.record import FIELDS, NOT_IN_RECORD, source_pattern
+from sim.rules.record import AI_DTYPE, AI_KEYS, FIELDS, NOT_IN_RECORD, source_pattern
 from sim.rules.tables import DEFAULT_TABLES, TablesError, load_tables, parse_overrides, tables_hash
 from tests.conftest import FIXTURE_TABLES
 
@@ -249,6 +249,8 @@ def test_every_field_source_is_a_schema_key(tables):
     walk(tables.data)
     for f in FIELDS:
         for src in f.sources:
+            if src.startswith("ai.personalities.*.") and ".weights." not in src:
+                continue   # a personality's override (D8) is optional: the shared key is checked
             assert any(source_pattern(src).match(k) for k in keys), (f.name, src)
     assert set(NOT_IN_RECORD) <= keys
 
@@ -272,4 +274,9 @@ def test_kernels_read_only_fields_the_record_has():
 
 def test_record_dtypes_are_int64_and_uint8_flags(tb):
     for f in FIELDS:
+        if f.name == "ai":   # (P,) nested records (D8): their own fields follow the same rule
+            for _part, key, flag in AI_KEYS:
+                assert AI_DTYPE[key] == (np.uint8 if flag else np.int64), key
+            assert tb.dtype["ai"].base == AI_DTYPE
+            continue
         assert tb.dtype[f.name].base == (np.uint8 if f.flag else np.int64), f.name

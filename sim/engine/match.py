@@ -180,6 +180,8 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     st = empty_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
     st.last_turn[0] = tables.match_length(length)
     st.rng_events[0] = stream_seed(seed, match_index, Purpose.EVENTS)
+    for s in range(n_seats):
+        st.rng_ai[s] = stream_seed(seed, match_index, Purpose.AI, s)
     names = tables.personality_names
     order = personalities or tables.model.match.personalities
     for s in range(n_seats):

@@ -42,7 +42,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from sim.rules.codes import CARD_KINDS, NODE_KINDS, NONE, PERSONALITY_WEIGHTS, TERRAINS, YIELDS
-from sim.rules.schema import TablesModel
+from sim.rules.schema import AI_PARTS, TablesModel, personality_values
 
 TableArrays = np.record  # the compiled tables; fields: RECORD_DOC (generated from FIELDS)
 
@@ -52,7 +52,6 @@ ITEMS = {
     "buildings": ("building", "B"),
     "techs": ("tech", "K"),
     "events.cards": ("card", "E"),
-    "ai.personalities": ("personality", "P"),
 }
 # name tuples a table may be keyed by (a vector in the tuple's order)
 CODE_TUPLES = {"TERRAINS": TERRAINS, "NODE_KINDS": NODE_KINDS, "YIELDS": YIELDS,
@@ -74,7 +73,6 @@ RENAMES = {
     "dominance.share_pct": "dominance_share_pct",
     "dominance.counter_to_win": "dominance_to_win",
     "combat.city_attack_retaliation": "city_retaliation",
-    "ai.personalities": "personality_weights",
 }
 # keys only Python reads, never kernels
 NOT_IN_RECORD = {
@@ -172,6 +170,37 @@ def _derived() -> list[RecordField]:
 
 
 DERIVED = _derived()
+
+# D8: every AI value, per personality. `tb.ai` is a (P,) array of records (personalities in
+# code order), each the whole parameter set of one personality: its weights and every
+# `[ai.<part>]` key, overridden where the personality says so. Kernels read
+# `ai = tb.ai[st.seat_personality[seat]]`, then `ai.army_base_pct`, `ai.weights[W_MILITARY]`.
+AI_KEYS = tuple((part, key, info.annotation is bool)
+                for part, model in AI_PARTS.items()
+                for key, info in model.model_fields.items())
+AI_DTYPE = np.dtype([("weights", np.int64, (len(PERSONALITY_WEIGHTS),))] +
+                    [(key, np.uint8 if flag else np.int64) for _part, key, flag in AI_KEYS],
+                    align=True)
+AIRecord = np.record  # one element of tb.ai; fields: AI_DTYPE
+
+
+def _ai_table(m: TablesModel) -> np.ndarray:
+    names = item_names(m.ai.personalities)
+    out = np.zeros(len(names), dtype=AI_DTYPE)
+    for i, name in enumerate(names):
+        own = m.ai.personalities[name]
+        out[i]["weights"] = [getattr(own.weights, w) for w in PERSONALITY_WEIGHTS]
+        values = personality_values(m.ai, name)
+        for part, key, _flag in AI_KEYS:
+            out[i][key] = int(values[part][key])
+    return out
+
+
+AI_FIELD = RecordField(
+    "ai", tuple(f"ai.personalities.*.weights.{w}" for w in PERSONALITY_WEIGHTS) +
+    tuple(f"ai.{p}.{k}" for p, k, _f in AI_KEYS) +
+    tuple(f"ai.personalities.*.{p}.{k}" for p, k, _f in AI_KEYS),
+    "(P,) AI records (AI_DTYPE)", False, _ai_table)
 
 
 def _code_tuple(model_type: type) -> str | None:
@@ -271,6 +300,9 @@ def _derive() -> tuple[RecordField, ...]:
             tp = info.annotation
             if claim(key):
                 continue
+            if key == "ai":
+                fields.append(AI_FIELD)
+                continue
             if key in ITEMS:
                 per_item(key, sub, typing.get_args(tp)[1])
                 continue
@@ -335,7 +367,8 @@ def compile_record(model: TablesModel, cost_scale_pct: int = 100) -> TableArrays
                   for f, v in values]
     spec: list[tuple] = []
     for f, value in values:
-        dtype = np.uint8 if f.flag else np.int64
+        nested = isinstance(value, np.ndarray) and value.dtype.names is not None
+        dtype = value.dtype if nested else np.uint8 if f.flag else np.int64
         shape = np.shape(value)
         spec.append((f.name, dtype, shape) if shape else (f.name, dtype))
     holder = np.zeros(1, dtype=np.dtype(spec, align=True)).view(np.recarray)
@@ -360,6 +393,13 @@ def describe() -> str:
         srcs = f.sources[0] if len(f.sources) == 1 else \
             f"{f.sources[0]} .. {f.sources[-1]} ({len(f.sources)} keys)"
         lines.append(f"  {f.name:<{width}}  {kind}{shape}  <- {srcs}")
+    lines.append("\n  fields of each tb.ai[p] (AI_DTYPE), personality p's value or the "
+                 "shared default:")
+    lines.append(f"    {'weights':<{width}}  int64 (4,) PERSONALITY_WEIGHTS  "
+                 "<- ai.personalities.<p>.weights.<weight>")
+    for part, key, flag in AI_KEYS:
+        lines.append(f"    {key:<{width}}  {'uint8' if flag else 'int64'}  <- ai.{part}.{key}"
+                     f" / ai.personalities.<p>.{part}.{key}")
     return "\n".join(lines)
 
 

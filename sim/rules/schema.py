@@ -230,13 +230,10 @@ class Building(_Model):
     science_victory: bool = False
 
 
-Personality = _per_code("Personality", PERSONALITY_WEIGHTS, Pct,
-                        "The weights (0-100) a seat's utility AI multiplies its options by.")
-
-
 # ---------------------------------------------------------------- the AI (C: AI)
 # Every number the utility AI decides by, in one sub-table per part of sim/kernels/ai.
-# All seats share them for now; only the four personality weights differ by seat.
+# `[ai.<part>]` is the shared default; a personality overrides any of them under
+# `[ai.personalities.<name>.<part>]`, so each seat plays its own whole parameter set (D8).
 Steps = Annotated[int, Field(ge=0, le=60)]             # a distance on the board (radius <= 30)
 AIValue = Annotated[int, Field(ge=0, le=100_000)]     # a utility, bonus or cost
 AIScale = Annotated[int, Field(ge=1, le=100_000)]     # a scale, divisor or offset under a division
@@ -250,6 +247,7 @@ class AIResearchT(_Model):
     research_weight_base: AIValue
     research_value_scale: AIScale
     research_cost_offset: AIScale
+    science_road_pct: AIPct
 
 
 class AIDiplomacyT(_Model):
@@ -289,6 +287,8 @@ class AIArmyT(_Model):
     ranged_defence_weight: AIValue
     pick_value_scale: AIScale
     pick_cost_offset: AIScale
+    melee_moves_weight: AIValue
+    melee_hp_weight: AIValue
 
 
 class AIExpansionT(_Model):
@@ -328,6 +328,7 @@ class AIGoldT(_Model):
     rush_reserve: AIValue
     tile_buy_min_economy: Pct
     tile_buy_reserve: AIValue
+    tile_margin_pct: AIPct
 
 
 class AIWarT(_Model):
@@ -355,6 +356,8 @@ class AIWarT(_Model):
     revolt_value: AIValue
     dominance_value: Annotated[int, Field(ge=0, le=10_000)]
     observatory_value: Annotated[int, Field(ge=0, le=10_000)]
+    prosperity_value: Annotated[int, Field(ge=0, le=10_000)]
+    observatory_reach: Steps
 
 
 class AICombatT(_Model):
@@ -371,17 +374,71 @@ class AICombatT(_Model):
     strike_kill_value: AIValue
 
 
-class AIT(_Model):
-    research: AIResearchT
-    diplomacy: AIDiplomacyT
-    defence: AIDefenceT
-    army: AIArmyT
-    expansion: AIExpansionT
-    buildings: AIBuildingsT
-    gold: AIGoldT
-    war: AIWarT
-    combat: AICombatT
-    personalities: Annotated[dict[str, Personality], Field(min_length=1)]
+class AIChoiceT(_Model):
+    """sim/kernels/ai/choice.py: graded choices (production, units, research)"""
+
+    band_pct: Annotated[int, Field(ge=0, le=100)]
+    unit_band_pct: Annotated[int, Field(ge=0, le=100)]
+    research_band_pct: Annotated[int, Field(ge=0, le=100)]
+
+
+class AIScoreT(_Model):
+    """sim/kernels/ai/threats.py, production.py, gold.py: reading the score (T10, T13, D8)"""
+
+    score_phase_pct: Pct
+    score_value_pct: AIPct
+    score_phase_value_pct: AIPct
+    lead_value: AIValue
+    lead_scale: AIScale
+
+
+AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
+            "army": AIArmyT, "expansion": AIExpansionT, "buildings": AIBuildingsT,
+            "gold": AIGoldT, "war": AIWarT, "combat": AICombatT, "choice": AIChoiceT,
+            "score": AIScoreT}
+
+
+def _override(part: type[_Model]) -> type[_Model]:
+    """`part` with every key optional (None: the shared default applies); a module
+    attribute, so tables pickle to worker processes."""
+    model = create_model(f"{part.__name__}Override", __base__=_Model, __module__=__name__,
+                         __doc__=f"A personality's overrides of {part.__doc__}",
+                         **{k: (info.annotation | None, None)
+                            for k, info in part.model_fields.items()})
+    globals()[model.__name__] = model
+    return model
+
+
+PersonalityWeights = _per_code("PersonalityWeights", PERSONALITY_WEIGHTS, Pct,
+                               "The weights (0-100) a seat's utility AI multiplies its "
+                               "options by.")
+
+Personality = create_model(
+    "Personality", __base__=_Model, __module__=__name__,
+    __doc__="One personality (D8): its weights and its overrides of any shared "
+            "`[ai.<part>]` value.",
+    weights=(PersonalityWeights, ...),
+    **{part: (_override(model) | None, None) for part, model in AI_PARTS.items()})
+
+AIT = create_model(
+    "AIT", __base__=_Model, __module__=__name__,
+    __doc__="The shared AI values and the personalities that override them (D8).",
+    **{part: (model, ...) for part, model in AI_PARTS.items()},
+    personalities=(Annotated[dict[str, Personality], Field(min_length=1)], ...))
+
+
+def personality_values(ai: Any, name: str) -> dict[str, dict[str, Any]]:
+    """The whole AI parameter set of personality `name`: {part: {key: value}}, each
+    value the personality's override or else the shared default (D8)."""
+    own = ai.personalities[name]
+    out: dict[str, dict[str, Any]] = {}
+    for part in AI_PARTS:
+        values = getattr(ai, part).model_dump()
+        override = getattr(own, part)
+        if override is not None:
+            values.update({k: v for k, v in override.model_dump().items() if v is not None})
+        out[part] = values
+    return out
 
 
 class TablesModel(_Model):

@@ -165,19 +165,28 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any], source: str) -> dict[str, Any]:
-    """A copy of `data` with dotted-key overrides set; unknown keys are errors."""
+    """A copy of `data` with dotted-key overrides set; unknown keys are errors, except
+    that a personality may override any shared AI key it does not yet override (D8:
+    `ai.personalities.<name>.<part>.<key>` for a key of `[ai.<part>]`)."""
     out = copy.deepcopy(data)
     errors = []
     for dotted, value in overrides.items():
         parts = dotted.split(".")
         node = out
+        ai = out.get("ai", {})
+        new_override = len(parts) == 5 and parts[:2] == ["ai", "personalities"] and \
+            parts[2] in ai.get("personalities", {}) and isinstance(ai.get(parts[3]), dict) and \
+            parts[4] in ai[parts[3]]
+        if new_override and not isinstance(ai["personalities"][parts[2]].get(parts[3]), dict):
+            ai["personalities"][parts[2]][parts[3]] = {}
         for i, part in enumerate(parts):
-            if not isinstance(node, dict) or part not in node:
+            last = i == len(parts) - 1
+            if not isinstance(node, dict) or (part not in node and not (new_override and last)):
                 errors.append(f"{source}: {dotted}: unknown key "
                               f"{'.'.join(parts[: i + 1])!r} in the tables")
                 break
-            if i == len(parts) - 1:
-                if isinstance(node[part], dict):
+            if last:
+                if isinstance(node.get(part), dict):
                     errors.append(f"{source}: {dotted}: is a table; override one of its keys")
                 else:
                     node[part] = value

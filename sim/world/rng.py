@@ -35,11 +35,15 @@ class Purpose(IntEnum):
     EVENTS = 2
 
 
-def stream_seed(root_seed: int, match_index: int, purpose: Purpose) -> int:
-    """The 64-bit starting counter of one stream, from (root seed, match, purpose)."""
+def stream_seed(root_seed: int, match_index: int, purpose: Purpose,
+                seat: int | None = None) -> int:
+    """The 64-bit starting counter of one stream, from (root seed, match, purpose),
+    and for a per-seat stream (the AI's, D8) the seat: one seat's draws never shift
+    another's."""
     if root_seed < 0 or match_index < 0:
         raise ValueError("root seed and match index must be non-negative")
-    seq = np.random.SeedSequence(root_seed, spawn_key=(match_index, int(purpose)))
+    key = (match_index, int(purpose)) if seat is None else (match_index, int(purpose), seat)
+    seq = np.random.SeedSequence(root_seed, spawn_key=key)
     return int(seq.generate_state(1, dtype=np.uint64)[0])
 
 

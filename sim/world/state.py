@@ -47,7 +47,9 @@ Match scalars, (1,) arrays updated in place:
   turn, active_seat, last_turn, finished (0/1), winner (seat or -1),
   victory (code or -1), n_tiles, n_seats, n_cities / n_units / n_events
   (slots used so far).
-Random stream: rng_events: (1,) uint64 splitmix64 counter (event cards, V14).
+Random streams: rng_events: (1,) uint64 splitmix64 counter (event cards, V14);
+  rng_ai: (S,) uint64, one counter per seat (the AI's graded choices, D8; a kernel
+  draws from the (1,) view rng_ai[s:s + 1]).
 Tiles (T,):
   tile_terrain: terrain code; tile_node: node code or -1;
   tile_bought_by: city that bought the tile (T04, T05) or -1;
@@ -88,7 +90,7 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("finished", i8, one), ("winner", i8, one), ("victory", i8, one),
         ("n_tiles", i8, one), ("n_seats", i8, one), ("n_cities", i8, one),
         ("n_units", i8, one), ("n_events", i8, one),
-        ("rng_events", u64, one),
+        ("rng_events", u64, one), ("rng_ai", u64, (S,)),
         ("tile_terrain", i8, (T,)), ("tile_node", i8, (T,)), ("tile_bought_by", i8, (T,)),
         ("tile_unit", i8, (T,)), ("tile_site", i8, (T,)),
         ("seat_gold", i8, (S,)), ("seat_science", i8, (S,)), ("seat_dominance", i8, (S,)),

@@ -86,6 +86,8 @@ class _Builder:
             self.fail(("turn",), f"turn {spec.turn} is past the match length {st.last_turn[0]}")
         st.active_seat[0] = self.seat_index(spec.active_seat, ("active_seat",))
         st.rng_events[0] = stream_seed(spec.seed, 0, Purpose.EVENTS)
+        for s in range(n_seats):
+            st.rng_ai[s] = stream_seed(spec.seed, 0, Purpose.AI, s)
 
         st.tile_terrain[: board.n_tiles] = TERRAINS.index(spec.board.terrain)
         for i, ts in enumerate(spec.board.tiles):

@@ -20,13 +20,13 @@ from sim.kernels.rules.events import log_event
 from sim.rules.codes import EV_PACT
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
 
 
 @njit
-def ai_diplomacy(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64) -> None:
     """Join or refresh a pact against a seat whose dominance counter runs or that
     announced the Observatory (C: Diplomacy); buy a truce when losing a war."""
     n = st.n_seats[0]
@@ -53,7 +53,7 @@ def ai_diplomacy(st: State, tb: TableArrays, board: Board, seat: np.int64) -> No
         st.pact_members[slot, seat] = 1
         st.pact_turns[slot] = tb.pact_turns
     # sue for peace: a city lost within peace_window turns and a hostile army near home
-    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= tb.peace_window:
+    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= ai.peace_window:
         worst = -1
         worst_n = 0
         for x in range(n):
@@ -66,13 +66,14 @@ def ai_diplomacy(st: State, tb: TableArrays, board: Board, seat: np.int64) -> No
                     continue
                 for c in range(st.n_cities[0]):
                     if st.city_owner[c] == seat and st.city_tile[c] >= 0 and \
-                            board.distance[t, st.city_tile[c]] <= tb.peace_threat_radius:
+                            board.distance[t, st.city_tile[c]] <= ai.peace_threat_radius:
                         near += 1
                         break
             if near > worst_n:
                 worst, worst_n = x, near
-        if worst >= 0 and worst_n >= tb.peace_min_units and \
-                st.seat_dominance[worst] < tb.pact_dominance_trigger:
+        if worst >= 0 and worst_n >= ai.peace_min_units and \
+                st.seat_dominance[worst] < tb.pact_dominance_trigger and \
+                observatory_queued_by(st, tb, worst) < 0:
             buy_truce(st, tb, worst, seat)
 
 

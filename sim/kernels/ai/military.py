@@ -28,7 +28,6 @@ from sim.kernels.ai.threats import (
     nearest_rival_city,
     urgent_target,
     village_target,
-    war_target,
     war_time,
 )
 from sim.kernels.rules.capture import capture_city, enter_check
@@ -47,27 +46,27 @@ from sim.rules.codes import (
 )
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
 
 
 @njit
-def try_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np.int64,
-               w: np.ndarray, assault: bool) -> bool:
+def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.int64,
+               seat: np.int64, assault: bool, score: np.ndarray) -> bool:
     """Attack the best target in reach when the combat preview favours it (T16).
 
     An exchange is worth: damage dealt minus damage taken, the latter weighed
     down by the military weight (a conqueror accepts even trades), plus a bonus
     for a kill and for hitting a city the seat values. A melee unit strikes a
     city only in an assault (enough of the army gathered) or to bring it to 0 HP.
-    w: (4,) personality weights.
+    ai: the seat's AI parameter set; score: (S,) the seats' scores (T10).
     """
     here = st.unit_tile[unit]
     utype = st.unit_type[unit]
     reach = max(tb.unit_range[utype], 1)
     best = -1
-    best_v = -1 if w[W_MILITARY] >= tb.reckless_military else 0
+    best_v = -1 if ai.weights[W_MILITARY] >= ai.reckless_military else 0
     for k in range(1, DISC_SIZES[reach]):
         t = board.disc[here, k]
         if t < 0:
@@ -83,15 +82,16 @@ def try_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: n
             kill = to_target >= st.city_hp[tid]
             if to_attacker > 0 and not assault and not kill:
                 continue
-            v = to_target * (tb.strike_city_value + city_value(st, tb, board, seat, tid) //
-                             tb.strike_city_value_divisor) - to_attacker * tb.strike_city_cost
+            worth = city_value(st, tb, ai, board, seat, tid, score)
+            v = to_target * (ai.strike_city_value + worth // ai.strike_city_value_divisor) - \
+                to_attacker * ai.strike_city_cost
             if kill:
-                v += tb.strike_zero_value
+                v += ai.strike_zero_value
         else:
-            v = to_target * tb.strike_unit_value - to_attacker * \
-                (tb.strike_unit_cost_base - w[W_MILITARY]) // tb.strike_unit_cost_divisor
+            v = to_target * ai.strike_unit_value - to_attacker * \
+                (ai.strike_unit_cost_base - ai.weights[W_MILITARY]) // ai.strike_unit_cost_divisor
             if to_target >= st.unit_hp[tid]:
-                v += tb.strike_kill_value
+                v += ai.strike_kill_value
         if v > best_v:
             best, best_v = t, v
     if best >= 0:
@@ -130,32 +130,33 @@ def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
 
 
 @njit
-def unit_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u: np.int64,
-                seat: np.int64, w: np.ndarray, target: np.int64, hold: np.int64, assault: bool,
-                alarm: np.ndarray, answered: np.ndarray) -> None:
+def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+                u: np.int64, seat: np.int64, target: np.int64, hold: np.int64, assault: bool,
+                alarm: np.ndarray, answered: np.ndarray,
+                score: np.ndarray) -> None:
     """One fighting unit: capture, attack, else defend a threatened city, march on the
     war target (`target` >= 0; no closer than `hold` steps until the assault, so the
     army arrives as one wave), clear a camp, or garrison. A melee unit next to the
     target in an assault waits for `siege`, which orders the strikes together.
     alarm, answered: (C,) see threats.intruder_near."""
     if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
-            try_attack(st, tb, board, u, seat, w, assault):
+            try_attack(st, tb, ai, board, u, seat, assault, score):
         return
     utype = st.unit_type[u]
     reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
-    goal = intruder_near(st, tb, board, seat, u, alarm, answered)
+    goal = intruder_near(st, tb, ai, board, seat, u, alarm, answered)
     stop = reach
     if goal < 0 and target >= 0:
         goal = st.city_tile[target]
         if not assault:
             stop = max(reach, hold)
         if spent(st, tb, u, target):
-            stop = max(stop, tb.muster_radius)
+            stop = max(stop, ai.muster_radius)
             if board.distance[st.unit_tile[u], goal] < stop:
                 step_away(st, tb, board, u, goal, seat, stop)
     if goal < 0:
         stop = 0
-        best_d = tb.camp_search_radius + 1
+        best_d = ai.camp_search_radius + 1
         for m in range(st.camp_tile.shape[0]):
             t = st.camp_tile[m]
             if t >= 0 and board.distance[st.unit_tile[u], t] < best_d:
@@ -174,7 +175,7 @@ def unit_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u: n
         step_toward(st, tb, board, path, u, goal, seat, stop)
         if st.unit_moves_left[u] > 0 and not try_enter(st, tb, board, u, seat) and \
                 not besieging(st, tb, board, u, target, assault):
-            try_attack(st, tb, board, u, seat, w, assault)
+            try_attack(st, tb, ai, board, u, seat, assault, score)
 
 
 @njit
@@ -189,8 +190,8 @@ def besieging(st: State, tb: TableArrays, board: Board, u: np.int64, target: np.
 
 
 @njit
-def siege(st: State, tb: TableArrays, board: Board, seat: np.int64, w: np.ndarray,
-          target: np.int64) -> None:
+def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+          target: np.int64, score: np.ndarray) -> None:
     """The melee units next to the target strike it one after another, strongest blow
     first, while at least one other stays fresh to enter once it is at 0 HP (V05);
     the last one enters. Units that could not strike fight whatever else is in reach."""
@@ -223,34 +224,40 @@ def siege(st: State, tb: TableArrays, board: Board, seat: np.int64, w: np.ndarra
         if u >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 and \
                 is_military(tb, st.unit_type[u]):
             if not try_enter(st, tb, board, u, seat):
-                try_attack(st, tb, board, u, seat, w, False)
+                try_attack(st, tb, ai, board, u, seat, False, score)
             if st.finished[0]:
                 return
 
 
 @njit
-def ai_units(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-             w: np.ndarray, army: np.int64, tile_city: np.ndarray) -> None:
+def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+             seat: np.int64, army: np.int64, tile_city: np.ndarray, target: np.int64,
+             alarm_city: np.int64, score: np.ndarray) -> None:
     """Settlers, then ranged units, then melee units (so these can enter what the
     ranged ones brought to 0 HP), then a last capture pass.
 
-    The army marches on the war target in formation: the muster_units-th nearest
-    unit is the front and advances one step a turn (units ahead of it wait, the
-    others close up with their full moves); the assault starts when the front is
-    within muster_radius. A target that threatens to win (Observatory, dominance
-    counter, the seat's own running counter) is assaulted at once, a neutral
-    village too. Before war_turn only a seat with a large army goes to war
-    (early_war_*); otherwise it takes a neutral village near home.
+    The army marches on the war target (`target`, threats.war_target) in formation:
+    the muster_units-th nearest unit is the front and advances one step a turn
+    (units ahead of it wait, the others close up with their full moves); the
+    assault starts when the front is within muster_radius. A target that
+    threatens to win (Observatory, dominance counter, the seat's own running
+    counter) is assaulted at once, as are a neutral village and a city in revolt
+    (V11: an open target); a rival's announced Observatory in reach
+    (`alarm_city`, threats.observatory_alarm) overrides every other target.
+    Before war_turn_pct only a seat with a large army goes to war (early_war_*);
+    otherwise it takes a neutral village near home. score: (S,) the seats' scores.
     """
     n_cities = cities_held(st, seat)
-    target = war_target(st, tb, board, seat, w)
+    if alarm_city >= 0:
+        target = alarm_city
     urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
-    aggressive = urgent or war_time(st, tb) or \
-        army >= n_cities * (tb.early_war_units_per_city +
-                            (PERCENT - w[W_MILITARY]) // tb.early_war_weight_step)
+    aggressive = urgent or war_time(st, ai) or \
+        army >= n_cities * (ai.early_war_units_per_city +
+                            (PERCENT - ai.weights[W_MILITARY]) // ai.early_war_weight_step)
     if not aggressive:
-        target = village_target(st, tb, board, seat, army)
-    assault = urgent or (target >= 0 and st.city_owner[target] == NEUTRAL)
+        target = village_target(st, tb, ai, board, seat, army)
+    assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
+                                          st.city_revolt[target] > 0))
     hold = 0
     if target >= 0 and not assault:
         tt = st.city_tile[target]
@@ -262,26 +269,26 @@ def ai_units(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
                     k < dist.shape[0]:
                 dist[k] = board.distance[t, tt]
                 k += 1
-        if k < max(tb.muster_units, 1):
+        if k < max(ai.muster_units, 1):
             target = -1
         else:
-            front = np.sort(dist[:k])[max(tb.muster_units, 1) - 1]
-            assault = front <= tb.muster_radius
-            hold = max(front - 1, tb.muster_radius - 1)
+            front = np.sort(dist[:k])[max(ai.muster_units, 1) - 1]
+            assault = front <= ai.muster_radius
+            hold = max(front - 1, ai.muster_radius - 1)
     for u in range(st.n_units[0]):
         if st.finished[0]:
             return
         if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
             continue
         if tb.unit_founds_city[st.unit_type[u]]:
-            if settler_orders(st, tb, board, path, u, seat, tile_city):
+            if settler_orders(st, tb, ai, board, path, u, seat, tile_city):
                 tile_city = regions(st, tb, board)
     alarm = np.full(st.n_cities[0], UNSET, dtype=np.int64)
     answered = np.zeros(st.n_cities[0], dtype=np.int64)
-    finishing = st.seat_dominance[seat] > 0 and tb.finish_nearest
+    finishing = st.seat_dominance[seat] > 0 and ai.finish_nearest
     if st.seat_dominance[seat] > 0:
         # finishing (V18 counter running): one unit per threatened city, the rest march
-        answered[:] = max(tb.defenders - 1, 0)
+        answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
         ranged = phase == 0
         for u in range(st.n_units[0]):
@@ -295,10 +302,10 @@ def ai_units(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
             own = target
             if finishing:
                 own = nearest_rival_city(st, board, seat, st.unit_tile[u])
-            unit_orders(st, tb, board, path, u, seat, w, own, hold, assault, alarm,
-                        answered)
+            unit_orders(st, tb, ai, board, path, u, seat, own, hold, assault, alarm,
+                        answered, score)
     if assault and target >= 0 and not st.finished[0]:
-        siege(st, tb, board, seat, w, target)
+        siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
     for u in range(st.n_units[0]):
         if st.finished[0]:

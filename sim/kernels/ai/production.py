@@ -1,13 +1,20 @@
-"""What the AI builds (C: Production queue, C: Units, C: Buildings, C: AI).
+"""What the AI builds (C: Production queue, C: Units, C: Buildings, C: AI, D8).
 
-Each idle city queues the item of highest utility (`[ai.army]`,
-`[ai.expansion]`, `[ai.buildings]`): a fighting unit while the army is smaller
-than wanted (by cities held, military weight, war and the threat near the city),
-a share of it ranged/siege, and only within what gold income can keep (C:
-Economy upkeep); a settler while a site is in reach (T07, B1); buildings by
-their yields times the personality weights, the Observatory (V16) only in the
-seat's best production city. Queueing goes through `queue_item`, the command a
-scenario's `queue` uses.
+Each idle city scores every legal item and draws among the near-best
+(sim.kernels.ai.choice, `[ai.choice]`): a fighting unit while the army is
+smaller than wanted (by cities held, military weight, war and the threat near
+the city), a share of it ranged/siege, and only within what gold income can
+keep (C: Economy upkeep); which unit of its role is itself a graded choice by
+fighting value per cost (attack, defence, moves, HP), so every unit type is
+built and a small change to a unit's stats is a small change in how often it
+is built. A settler while a site is in reach (T07, B1), worth the score a city
+brings (T13). Buildings by their yields times the personality weights, their
+score points (T14) and, for a defence building, the threat; the Observatory
+(V16) only in the seat's best production city. A building that only shortens
+the revolt of a city its seat would lose (the Divan: V13 shortens the revolt of
+the city it stands in, which is the capturer's) is worth revolt_building_value
+to its builder. Queueing goes through `queue_item`, the command a scenario's
+`queue` uses.
 """
 
 from __future__ import annotations
@@ -17,13 +24,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
-from sim.kernels.ai.threats import city_threat
+from sim.kernels.ai.threats import city_threat, in_score_phase
 from sim.kernels.rules.commands import queue_check, queue_item
 from sim.kernels.rules.common import cities_held, city_yields, is_military
 from sim.kernels.rules.territory import node_income
 from sim.rules.codes import (
+    DISC_SIZES,
     FOOD,
     GOLD,
     OK,
@@ -37,115 +46,146 @@ from sim.rules.codes import (
 )
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
 
 
 @njit
-def pick_units(st: State, tb: TableArrays, seat: np.int64, w: np.ndarray):
-    """(melee, siege): the best melee unit by attack and defence per cost, and the
-    best ranged unit by damage against cities per cost, that the seat can build
-    (-1 for none). w: (4,) personality weights."""
-    melee = -1
-    melee_v = -1
-    siege = -1
-    siege_v = -1
-    for u in range(tb.unit_cost.shape[0]):
-        if not is_military(tb, u):
+def unit_values(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
+                ranged: bool) -> np.ndarray:
+    """(U,) fighting value per cost of every military unit of the role (ranged or
+    melee) the seat can build, 0 for the others.
+
+    Melee: attack × (melee_attack_weight + military weight) + defence ×
+    melee_defence_weight + moves beyond the first × melee_moves_weight + HP ×
+    melee_hp_weight; ranged: attack × (its city_attack_pct + ranged_unit_attack_weight)
+    + defence × ranged_defence_weight; both × pick_value_scale / (cost +
+    pick_cost_offset)."""
+    n = tb.unit_cost.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    for u in range(n):
+        if not is_military(tb, u) or (tb.unit_range[u] > 0) != ranged:
             continue
         if tb.unit_tech[u] >= 0 and not st.seat_techs[seat, tb.unit_tech[u]]:
             continue
-        if tb.unit_range[u] > 0:
-            v = (tb.unit_attack[u] * tb.unit_city_attack_pct[u] +
-                 tb.unit_attack[u] * tb.ranged_unit_attack_weight +
-                 tb.unit_defence[u] * tb.ranged_defence_weight) * tb.pick_value_scale // \
-                (tb.unit_cost[u] + tb.pick_cost_offset)
-            if v > siege_v:
-                siege, siege_v = u, v
+        if ranged:
+            v = tb.unit_attack[u] * (tb.unit_city_attack_pct[u] + ai.ranged_unit_attack_weight) + \
+                tb.unit_defence[u] * ai.ranged_defence_weight
         else:
-            v = (tb.unit_attack[u] * (tb.melee_attack_weight + w[W_MILITARY]) +
-                 tb.unit_defence[u] * tb.melee_defence_weight) * tb.pick_value_scale // \
-                (tb.unit_cost[u] + tb.pick_cost_offset)
-            if v > melee_v:
-                melee, melee_v = u, v
-    return melee, siege
+            v = tb.unit_attack[u] * (ai.melee_attack_weight + ai.weights[W_MILITARY]) + \
+                tb.unit_defence[u] * ai.melee_defence_weight + \
+                (tb.unit_moves[u] - 1) * ai.melee_moves_weight + tb.unit_hp[u] * ai.melee_hp_weight
+        out[u] = max(v * ai.pick_value_scale // (tb.unit_cost[u] + ai.pick_cost_offset),
+                     np.int64(1))
+    return out
 
 
 @njit
-def choose_item(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                city: np.int64, w: np.ndarray, threat: np.int64, army: np.int64,
+def pick_unit(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
+              ranged: bool) -> np.int64:
+    """A unit of the role drawn among the near-best by `unit_values`
+    (unit_band_pct), or -1 when the seat can build none."""
+    values = unit_values(st, tb, ai, seat, ranged)
+    return graded_pick(st, seat, values, values.shape[0], ai.unit_band_pct)
+
+
+@njit
+def can_build_role(st: State, tb: TableArrays, seat: np.int64, ranged: bool) -> bool:
+    for u in range(tb.unit_cost.shape[0]):
+        if is_military(tb, u) and (tb.unit_range[u] > 0) == ranged and \
+                (tb.unit_tech[u] < 0 or st.seat_techs[seat, tb.unit_tech[u]]):
+            return True
+    return False
+
+
+@njit
+def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, city: np.int64,
+                   b: np.int64, threat: np.int64, obs_home: np.int64) -> np.int64:
+    """Utility of queueing building `b` in `city` (0: not wanted), before the cost."""
+    w = ai.weights
+    y = tb.building_yield[b]
+    # production serves the economy and the army alike: the mean of their weights
+    v = (y[FOOD] * w[W_EXPANSION] + y[PRODUCTION] * (w[W_ECONOMY] + w[W_MILITARY]) // 2 +
+         y[GOLD] * w[W_ECONOMY] + y[SCIENCE] * w[W_SCIENCE]) * ai.building_yield_value
+    if tb.building_defence_pct[b] > 0:
+        v += threat * ai.defence_threat_value + \
+            w[W_MILITARY] * ai.defence_military_pct // PERCENT
+    if tb.building_score_points[b] > 0:
+        late = st.turn[0] * PERCENT > st.last_turn[0] * ai.late_game_pct or \
+            in_score_phase(st, ai)
+        v += tb.building_score_points[b] * (ai.score_building_late_value if late
+                                            else ai.score_building_value)
+    if tb.building_revolt_shorten[b] > 0:
+        v += ai.revolt_building_value
+    if tb.building_science_victory[b]:
+        if city != obs_home:
+            return 0
+        v = w[W_SCIENCE] * ai.science_victory_value
+    return v * ai.building_value_scale // (tb.building_cost[b] + ai.building_cost_offset)
+
+
+@njit
+def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+                seat: np.int64, city: np.int64, threat: np.int64, army: np.int64,
                 n_ranged: np.int64, n_cities: np.int64, n_settlers: np.int64, afford: bool,
                 at_war: bool, obs_home: np.int64, tile_city: np.ndarray) -> np.int64:
-    """The queue item with the highest utility for this city, or -1.
+    """The queue item drawn among the near-best by utility (band_pct) for this city, or -1.
 
     Units: the army wanted grows with the cities held and the military weight
     (army_base_pct, army_military_pct), with war and with the threat near the
     city; no new unit while upkeep would pass upkeep_share_pct of gold income
     unless the city is threatened. A share of the army (siege_share_pct) is
-    ranged/siege. Buildings by their yields times the personality weights; the
-    Observatory only in the seat's best production city (`obs_home`).
-    w: (4,) personality weights; tile_city: (T,) owning city or -1.
+    ranged/siege. Buildings: `building_value`; the Observatory only in the seat's
+    best production city (`obs_home`). tile_city: (T,) owning city or -1.
     """
     n_units = tb.unit_cost.shape[0]
-    best = -1
-    best_u = 0
-    melee, siege = pick_units(st, tb, seat, w)
-    unit = melee
-    if siege >= 0 and (melee < 0 or n_ranged * PERCENT < (army + 1) * tb.siege_share_pct):
-        unit = siege
+    n_b = tb.building_cost.shape[0]
+    w = ai.weights
+    # options: [0, n_units) units, then buildings
+    values = np.zeros(n_units + n_b, dtype=np.int64)
+    has_melee = can_build_role(st, tb, seat, False)
+    has_ranged = can_build_role(st, tb, seat, True)
+    ranged = has_ranged and (not has_melee or
+                             n_ranged * PERCENT < (army + 1) * ai.siege_share_pct)
     # under threat, with much of the army ranged, a melee unit holds the city
-    if threat > 0 and melee >= 0 and n_ranged * PERCENT > army * tb.threat_ranged_max_pct:
-        unit = melee
-    desired = n_cities * (tb.army_base_pct + w[W_MILITARY] * tb.army_military_pct // PERCENT) \
+    if threat > 0 and has_melee and n_ranged * PERCENT > army * ai.threat_ranged_max_pct:
+        ranged = False
+    desired = n_cities * (ai.army_base_pct + w[W_MILITARY] * ai.army_military_pct // PERCENT) \
         // PERCENT
     if at_war:
-        desired += n_cities * tb.war_army_pct // PERCENT + tb.war_army_extra
-    desired += threat // tb.threat_per_unit
-    if unit >= 0:
-        u_val = w[W_MILITARY] * max(desired - army, 0) * tb.recruit_shortfall_value + \
-            threat * tb.recruit_threat_value
+        desired += n_cities * ai.war_army_pct // PERCENT + ai.war_army_extra
+    desired += threat // ai.threat_per_unit
+    if has_melee or has_ranged:
+        u_val = w[W_MILITARY] * max(desired - army, 0) * ai.recruit_shortfall_value + \
+            threat * ai.recruit_threat_value
         if army < n_cities:
-            u_val += tb.recruit_garrison_value
+            u_val += ai.recruit_garrison_value
         if not afford and threat == 0 and army >= n_cities:
             u_val = 0
-        if u_val > best_u and queue_check(st, tb, city, unit, seat) == OK:
-            best, best_u = unit, u_val
-    # settler, when a site is in reach of this city
-    if n_cities + n_settlers < tb.quota and n_settlers < tb.max_settlers and threat == 0:
+        if u_val > 0:
+            unit = pick_unit(st, tb, ai, seat, ranged)
+            if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
+                values[unit] = u_val
+    # settler, when a site is in reach of this city: worth its expansion and the score
+    # a city brings (T13)
+    if n_cities + n_settlers < tb.quota and n_settlers < ai.max_settlers and threat == 0:
         for u in range(n_units):
             if tb.unit_founds_city[u] and queue_check(st, tb, city, u, seat) == OK:
-                v = w[W_EXPANSION] * tb.settler_expansion_value - n_cities * tb.settler_city_cost
-                if v > best_u:
-                    site, _steps = best_site(st, tb, board, path, seat, st.city_tile[city],
+                points = tb.w_city + DISC_SIZES[tb.ring_radius] * tb.w_region
+                v = w[W_EXPANSION] * ai.settler_expansion_value - \
+                    n_cities * ai.settler_city_cost + points * ai.score_value_pct // PERCENT
+                if v > 0:
+                    site, _steps = best_site(st, tb, ai, board, path, seat, st.city_tile[city],
                                              tile_city)
                     if site >= 0:
-                        best, best_u = u, v
+                        values[u] = v
                 break
-    # buildings
-    late = st.turn[0] * PERCENT > st.last_turn[0] * tb.late_game_pct
-    for b in range(tb.building_cost.shape[0]):
-        item = n_units + b
-        y = tb.building_yield[b]
-        # production serves the economy and the army alike: the mean of their weights
-        v = (y[FOOD] * w[W_EXPANSION] + y[PRODUCTION] * (w[W_ECONOMY] + w[W_MILITARY]) // 2 +
-             y[GOLD] * w[W_ECONOMY] + y[SCIENCE] * w[W_SCIENCE]) * tb.building_yield_value
-        if tb.building_defence_pct[b] > 0:
-            v += threat * tb.defence_threat_value + \
-                w[W_MILITARY] * tb.defence_military_pct // PERCENT
-        if tb.building_score_points[b] > 0:
-            v += tb.building_score_points[b] * (tb.score_building_late_value if late
-                                                else tb.score_building_value)
-        if tb.building_revolt_shorten[b] > 0:
-            v += tb.revolt_building_value
-        if tb.building_science_victory[b]:
-            if city != obs_home:
-                continue
-            v = w[W_SCIENCE] * tb.science_victory_value
-        v = v * tb.building_value_scale // (tb.building_cost[b] + tb.building_cost_offset)
-        if v > best_u and queue_check(st, tb, city, item, seat) == OK:
-            best, best_u = item, v
-    return best
+    for b in range(n_b):
+        v = building_value(st, tb, ai, seat, city, b, threat, obs_home)
+        if v > 0 and queue_check(st, tb, city, n_units + b, seat) == OK:
+            values[n_units + b] = v
+    return graded_pick(st, seat, values, n_units + n_b, ai.band_pct)
 
 
 @njit
@@ -164,8 +204,8 @@ def best_production_city(st: State, tb: TableArrays, seat: np.int64,
 
 
 @njit
-def ai_production(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                  w: np.ndarray, army: np.int64, n_ranged: np.int64, at_war: bool,
+def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+                  seat: np.int64, army: np.int64, n_ranged: np.int64, at_war: bool,
                   tile_city: np.ndarray) -> None:
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
@@ -182,9 +222,9 @@ def ai_production(st: State, tb: TableArrays, board: Board, path: np.ndarray, se
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_queue[c, 0] >= 0:
             continue
         over = max(army + 1 - tb.free_units_per_city * n_cities, 0) * tb.upkeep_per_unit
-        afford = over * PERCENT <= income * tb.upkeep_share_pct
-        threat = city_threat(st, tb, board, seat, c)
-        item = choose_item(st, tb, board, path, seat, c, w, threat, army, n_ranged, n_cities,
+        afford = over * PERCENT <= income * ai.upkeep_share_pct
+        threat = city_threat(st, tb, ai, board, seat, c)
+        item = choose_item(st, tb, ai, board, path, seat, c, threat, army, n_ranged, n_cities,
                            n_settlers, afford, at_war, obs_home, tile_city)
         if item >= 0 and queue_item(st, tb, c, item, seat) == OK:
             if item < tb.unit_cost.shape[0]:

@@ -1,8 +1,11 @@
-"""What the AI researches (C: Research, C: AI).
+"""What the AI researches (C: Research, C: AI, D8).
 
-It saves for the available tech its personality values most per point: the
-weight of the tech's focus (one of PERSONALITY_WEIGHTS) over its cost, shaped
-by `[ai.research]`, and buys it with the `research` command once it can pay.
+Every available tech is worth the weight of its focus (one of
+PERSONALITY_WEIGHTS) per science point, shaped by `[ai.research]`; the seat
+draws its target among the near-best (`research_band_pct`, sim.kernels.ai.choice)
+and buys it with the `research` command once it can pay. A seat whose plan is
+science (its science weight) values the techs on the road to the Observatory's
+tech (V16) by that weight too.
 """
 
 from __future__ import annotations
@@ -12,22 +15,33 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.ai.choice import graded_pick
 from sim.kernels.rules.commands import research
+from sim.rules.codes import PERCENT, W_SCIENCE
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.state import State
 
 
 @njit
-def ai_research(st: State, tb: TableArrays, seat: np.int64, w: np.ndarray) -> None:
-    """Save for the available tech the personality values most per point; buy when affordable.
-
-    w: (4,) the seat's personality weights (PERSONALITY_WEIGHTS order).
-    """
+def on_road_to(tb: TableArrays, tech: np.int64, goal: np.int64) -> bool:
+    """True when `tech` is `goal` or a prerequisite of it, at any depth (tech_requires)."""
+    if tech == goal:
+        return True
     n = tb.tech_cost.shape[0]
-    best = -1
-    best_u = -1
+    for p in range(n):
+        if tb.tech_requires[goal, p] and on_road_to(tb, tech, p):
+            return True
+    return False
+
+
+@njit
+def ai_research(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64) -> None:
+    """Draw a tech to save for among the near-best by value per point; buy it when
+    affordable. ai: the seat's AI parameter set (tb.ai[personality])."""
+    n = tb.tech_cost.shape[0]
+    values = np.zeros(n, dtype=np.int64)
     for t in range(n):
         if st.seat_techs[seat, t]:
             continue
@@ -37,9 +51,10 @@ def ai_research(st: State, tb: TableArrays, seat: np.int64, w: np.ndarray) -> No
                 ok = False
         if not ok:
             continue
-        u = (tb.research_weight_base + w[tb.tech_focus[t]]) * tb.research_value_scale // \
-            (tb.tech_cost[t] + tb.research_cost_offset)
-        if u > best_u:
-            best, best_u = t, u
+        weight = ai.research_weight_base + ai.weights[tb.tech_focus[t]]
+        if tb.observatory_tech >= 0 and on_road_to(tb, t, tb.observatory_tech):
+            weight += ai.weights[W_SCIENCE] * ai.science_road_pct // PERCENT
+        values[t] = weight * ai.research_value_scale // (tb.tech_cost[t] + ai.research_cost_offset)
+    best = graded_pick(st, seat, values, n, ai.research_band_pct)
     if best >= 0 and st.seat_science[seat] >= tb.tech_cost[best]:
         research(st, tb, best, seat)

@@ -20,28 +20,28 @@ from sim.kernels.rules.common import cities_held
 from sim.rules.codes import DISC_SIZES, FAR, OK
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
 
 
 @njit
-def site_value(st: State, tb: TableArrays, board: Board, t: np.int64) -> np.int64:
+def site_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, t: np.int64) -> np.int64:
     """Worth of founding on `t`: passable tiles and resource nodes of its
     site_ring_radius ring."""
     v = 0
-    for k in range(DISC_SIZES[tb.site_ring_radius]):
+    for k in range(DISC_SIZES[ai.site_ring_radius]):
         m = board.disc[t, k]
         if m >= 0 and tb.terrain_passable[st.tile_terrain[m]]:
-            v += tb.site_tile_value
+            v += ai.site_tile_value
             if st.tile_node[m] >= 0:
-                v += tb.site_node_value
+                v += ai.site_node_value
     return v
 
 
 @njit
-def best_site(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-              from_tile: np.int64, tile_city: np.ndarray):
+def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+              seat: np.int64, from_tile: np.int64, tile_city: np.ndarray):
     """(tile, steps) of the best founding site for a settler at `from_tile`, or (-1, 0).
 
     A site is passable, in no region (tile_city: (T,) owning city or -1),
@@ -57,7 +57,7 @@ def best_site(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: 
         if not tb.terrain_passable[st.tile_terrain[t]] or tile_city[t] >= 0:
             continue
         d = board.distance[from_tile, t]
-        if d > tb.site_search_radius:
+        if d > ai.site_search_radius:
             continue
         ok = True
         for c in range(st.n_cities[0]):
@@ -66,7 +66,7 @@ def best_site(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: 
                 break
         if not ok:
             continue
-        v = site_value(st, tb, board, t) - tb.site_distance_cost * d
+        v = site_value(st, tb, ai, board, t) - ai.site_distance_cost * d
         if v > best_v:
             best, best_v = t, v
     if best >= 0:
@@ -78,8 +78,8 @@ def best_site(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: 
 
 
 @njit
-def settler_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u: np.int64,
-                   seat: np.int64, tile_city: np.ndarray) -> bool:
+def settler_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+                   u: np.int64, seat: np.int64, tile_city: np.ndarray) -> bool:
     """Found here, or walk to the best site and found there; True when a city was founded.
     A settler founds where it stands when that is nearly as good as its site, or
     when the site is taken by another unit. A settler that can found nowhere (no
@@ -87,14 +87,14 @@ def settler_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, u
     only stand idle and cost its seat a unit slot."""
     here = st.unit_tile[u]
     can_here = found_check(st, tb, board, u, seat) == OK
-    site, _steps = best_site(st, tb, board, path, seat, here, tile_city)
+    site, _steps = best_site(st, tb, ai, board, path, seat, here, tile_city)
     if cities_held(st, seat) >= tb.quota or (site < 0 and not can_here):
         disband_unit(st, u, seat)
         return False
     if can_here:
         if site < 0 or site == here or st.tile_unit[site] >= 0 or \
-                site_value(st, tb, board, here) + tb.found_here_slack >= \
-                site_value(st, tb, board, site):
+                site_value(st, tb, ai, board, here) + ai.found_here_slack >= \
+                site_value(st, tb, ai, board, site):
             found_city(st, tb, board, u, seat)
             return True
     if site >= 0:

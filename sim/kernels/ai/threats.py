@@ -1,13 +1,17 @@
-"""What the AI sees around it (C: AI): threats to its cities and what rival cities are worth.
+"""What the AI sees around it (C: AI, T10, D8): threats to its cities, what rival cities are worth.
 
 Hostile means a side the seat may fight (V07: no truce or pact; bandits and
 villages always, V06). A city's threat is the attack strength of hostile
 fighting units within threat_radius; an intruder is a hostile fighting unit (or
 a bandit) within defend_radius. A city's worth to an attacker counts its
 population, a capital and the cities its fall would pass on (V08), its
-buildings, a revolt (V11), its owner's running dominance counter (V18) and an
-announced Observatory (V16); the war target is the hostile city of the best
-worth over distance. The weights are the `[ai.defence]` and `[ai.war]` tables.
+buildings, a revolt (V11: an open target), the score it carries under the T13
+formula (read from the public score, T10; more so in the last part of the
+match), its owner's lead by score, its owner's running dominance counter (V18),
+an announced Observatory (V16) and an owner that could announce one. The war
+target is the hostile city of the best worth over distance. Every weight is the
+seat's own AI parameter set (`ai`: tb.ai[personality], `[ai.defence]`,
+`[ai.war]`, `[ai.score]`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.rules.combat import may_attack_owner
 from sim.kernels.rules.common import is_military
-from sim.rules.codes import BANDIT, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
+from sim.rules.codes import BANDIT, DISC_SIZES, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
 
 if TYPE_CHECKING:
-    from sim.rules.record import TableArrays
+    from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
 
@@ -34,14 +38,14 @@ def hostile_owner(st: State, seat: np.int64, owner: np.int64) -> bool:
 
 
 @njit
-def city_threat(st: State, tb: TableArrays, board: Board, seat: np.int64,
+def city_threat(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
                 city: np.int64) -> np.int64:
     """Attack strength of hostile fighting units within threat_radius of `city`."""
     home = st.city_tile[city]
     total = 0
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
-        if t < 0 or board.distance[home, t] > tb.threat_radius:
+        if t < 0 or board.distance[home, t] > ai.threat_radius:
             continue
         owner = st.unit_owner[u]
         if owner == seat or owner == BANDIT:
@@ -65,14 +69,14 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
 
 
 @njit
-def intruder_of(st: State, tb: TableArrays, board: Board, seat: np.int64,
+def intruder_of(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
                 city: np.int64) -> np.int64:
     """Tile of the first hostile fighting unit (or bandit) within defend_radius of
     the seat's `city`, or -1."""
     home = st.city_tile[city]
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
-        if t < 0 or board.distance[home, t] > tb.defend_radius:
+        if t < 0 or board.distance[home, t] > ai.defend_radius:
             continue
         owner = st.unit_owner[u]
         if owner == seat:
@@ -84,8 +88,8 @@ def intruder_of(st: State, tb: TableArrays, board: Board, seat: np.int64,
 
 
 @njit
-def intruder_near(st: State, tb: TableArrays, board: Board, seat: np.int64, unit: np.int64,
-                  alarm: np.ndarray, answered: np.ndarray) -> np.int64:
+def intruder_near(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+                  unit: np.int64, alarm: np.ndarray, answered: np.ndarray) -> np.int64:
     """Tile of a hostile fighting unit within defend_radius of one of the seat's
     cities that is within defend_reach steps of `unit`, or -1; at most `defenders`
     units answer one city. `alarm` (C,) caches each city's intruder tile (UNSET: not
@@ -94,8 +98,8 @@ def intruder_near(st: State, tb: TableArrays, board: Board, seat: np.int64, unit
     here = st.unit_tile[unit]
     for c in range(st.n_cities[0]):
         home = st.city_tile[c]
-        if home < 0 or st.city_owner[c] != seat or board.distance[here, home] > tb.defend_reach \
-                or answered[c] >= tb.defenders:
+        if home < 0 or st.city_owner[c] != seat or board.distance[here, home] > ai.defend_reach \
+                or answered[c] >= ai.defenders:
             continue
         t = alarm[c]
         if t >= 0:
@@ -103,7 +107,7 @@ def intruder_near(st: State, tb: TableArrays, board: Board, seat: np.int64, unit
             if x < 0 or st.unit_owner[x] == seat:
                 t = UNSET
         if t == UNSET:
-            t = intruder_of(st, tb, board, seat, c)
+            t = intruder_of(st, tb, ai, board, seat, c)
             alarm[c] = t
         if t >= 0:
             answered[c] += 1
@@ -128,47 +132,85 @@ def urgent_target(st: State, tb: TableArrays, city: np.int64) -> bool:
 
 
 @njit
-def city_value(st: State, tb: TableArrays, board: Board, seat: np.int64,
-               city: np.int64) -> np.int64:
+def in_score_phase(st: State, ai: AIRecord) -> bool:
+    """The last score_phase_pct % of the match's turns: the seat plays for the turn
+    limit's score (V19, T13; D6: a fraction of the length)."""
+    return st.turn[0] * PERCENT >= st.last_turn[0] * (PERCENT - ai.score_phase_pct)
+
+
+@njit
+def city_score_points(st: State, tb: TableArrays, city: np.int64) -> np.int64:
+    """The score `city` carries under T13: the city, its population and its ring's
+    tiles (T01, T03; overlap and the board's edge ignored)."""
+    radius = tb.grown_ring_radius if st.city_pop[city] >= tb.grown_ring_population \
+        else tb.ring_radius
+    return tb.w_city + st.city_pop[city] * tb.w_population + DISC_SIZES[radius] * tb.w_region
+
+
+@njit
+def score_lead(st: State, score: np.ndarray, owner: np.int64) -> np.int64:
+    """How far `owner`'s score (T10: public) is ahead of the best other standing seat;
+    0 when it does not lead. score: (S,) current scores."""
+    if owner < 0:
+        return 0
+    best = -FAR
+    for s in range(st.n_seats[0]):
+        if s != owner and st.seat_alive[s]:
+            best = max(best, score[s])
+    return max(score[owner] - best, np.int64(0))
+
+
+@njit
+def city_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+               city: np.int64, score: np.ndarray) -> np.int64:
     """How much `seat` wants to take `city`: population, capital (capital_finishing_factor
     times as much while the seat's own dominance counter runs: a capital fall can end a
-    rival, V08/V10), buildings, revolt, a running dominance counter (V18) or a queued
-    Observatory (V16) of its owner."""
+    rival, V08/V10), buildings, revolt (V11), the score it carries (T13; more in the score
+    phase), its owner's score lead, running dominance counter (V18), queued Observatory
+    (V16) or the Observatory's tech known (prosperity_value, on its capital).
+    score: (S,) the seats' current scores (T10)."""
     owner = st.city_owner[city]
-    v = tb.city_base_value + st.city_pop[city] * tb.city_pop_value
+    v = ai.city_base_value + st.city_pop[city] * ai.city_pop_value
     if owner == NEUTRAL:
-        return v + tb.village_value
+        return v + ai.village_value
     if st.city_capital[city]:
-        v += tb.capital_value * (tb.capital_finishing_factor if st.seat_dominance[seat] > 0
+        v += ai.capital_value * (ai.capital_finishing_factor if st.seat_dominance[seat] > 0
                                  else 1)
         # V08: the cities that would pass on with it
         home = st.city_tile[city]
         for c in range(st.n_cities[0]):
             if c != city and st.city_tile[c] >= 0 and st.city_owner[c] == owner and \
                     board.distance[home, st.city_tile[c]] <= tb.capital_fall_radius:
-                v += (tb.city_base_value + st.city_pop[c] * tb.city_pop_value) * \
-                    tb.transfer_value_pct // PERCENT
+                v += (ai.city_base_value + st.city_pop[c] * ai.city_pop_value) * \
+                    ai.transfer_value_pct // PERCENT
+        if tb.observatory_tech >= 0 and st.seat_techs[owner, tb.observatory_tech]:
+            v += ai.prosperity_value
     for b in range(tb.building_cost.shape[0]):
         if st.city_buildings[city, b]:
-            v += tb.city_building_value + tb.building_score_points[b]
-    v += st.seat_dominance[owner] * tb.dominance_value
+            v += ai.city_building_value + tb.building_score_points[b]
+    points = city_score_points(st, tb, city)
+    v += points * (ai.score_phase_value_pct if in_score_phase(st, ai) else ai.score_value_pct) \
+        // PERCENT
+    v += score_lead(st, score, owner) * ai.lead_value * st.turn[0] // \
+        (max(st.last_turn[0], np.int64(1)) * ai.lead_scale)
+    v += st.seat_dominance[owner] * ai.dominance_value
     code = tb.unit_cost.shape[0] + tb.observatory
     for k in range(st.city_queue.shape[1]):
         if st.city_queue[city, k] == code:
-            v += tb.observatory_value
+            v += ai.observatory_value
     if st.city_revolt[city] > 0:
-        v += tb.revolt_value
+        v += ai.revolt_value
     return v
 
 
 @njit
-def war_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
-               w: np.ndarray) -> np.int64:
+def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+               score: np.ndarray) -> np.int64:
     """The hostile city most worth marching on, or -1: its value over its distance,
     the nearer of its distance from the seat's cities and the army's mean distance
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
-    `w`: (4,) the seat's personality weights (PERSONALITY_WEIGHTS)."""
+    score: (S,) the seats' current scores (T10)."""
     tiles = np.empty(st.n_units[0], dtype=np.int64)
     n_army = 0
     for u in range(st.n_units[0]):
@@ -194,11 +236,37 @@ def war_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
                 total += board.distance[t, tiles[k]]
             near = min(near, total // n_army)
         # (base + military weight) / base: a warlike seat values every target more
-        v = city_value(st, tb, board, seat, c) * (tb.target_military_base + w[W_MILITARY]) * \
-            tb.target_value_scale // (tb.target_military_base * (tb.target_distance_offset + near))
+        v = city_value(st, tb, ai, board, seat, c, score) * \
+            (ai.target_military_base + ai.weights[W_MILITARY]) * ai.target_value_scale // \
+            (ai.target_military_base * (ai.target_distance_offset + near))
         if v > best_v:
             best, best_v = c, v
     return best
+
+
+@njit
+def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, board: Board,
+                      seat: np.int64) -> np.int64:
+    """A rival's city with the Observatory announced (V16) within observatory_reach
+    steps of one of the seat's cities or units, that the seat may attack; or -1.
+    Such a city is assaulted at once: it wins the match on completion."""
+    for x in range(st.n_seats[0]):
+        if x == seat or not st.seat_alive[x] or not hostile_owner(st, seat, x):
+            continue
+        c = observatory_queued_by(st, tb, x)
+        if c < 0:
+            continue
+        t = st.city_tile[c]
+        for h in range(st.n_cities[0]):
+            if st.city_tile[h] >= 0 and st.city_owner[h] == seat and \
+                    board.distance[t, st.city_tile[h]] <= ai.observatory_reach:
+                return c
+        for u in range(st.n_units[0]):
+            if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and \
+                    board.distance[t, st.unit_tile[u]] <= ai.observatory_reach and \
+                    is_military(tb, st.unit_type[u]):
+                return c
+    return -1
 
 
 @njit
@@ -216,14 +284,14 @@ def nearest_rival_city(st: State, board: Board, seat: np.int64, tile: np.int64) 
 
 
 @njit
-def village_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
+def village_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
                    army: np.int64) -> np.int64:
     """In peace: the neutral village nearest the seat's cities within
     village_search_radius steps (B7), once the army has village_min_army units; or -1."""
     target = -1
-    if army < tb.village_min_army:
+    if army < ai.village_min_army:
         return target
-    best_d = tb.village_search_radius + 1
+    best_d = ai.village_search_radius + 1
     for c in range(st.n_cities[0]):
         t = st.city_tile[c]
         if t < 0 or st.city_owner[c] != NEUTRAL:
@@ -236,7 +304,7 @@ def village_target(st: State, tb: TableArrays, board: Board, seat: np.int64,
 
 
 @njit
-def war_time(st: State, tb: TableArrays) -> bool:
+def war_time(st: State, ai: AIRecord) -> bool:
     """From war_turn_pct of the match's turns on, every army marches (D6: AI timings
     are fractions of the match length, never absolute turns)."""
-    return st.turn[0] * PERCENT >= st.last_turn[0] * tb.war_turn_pct
+    return st.turn[0] * PERCENT >= st.last_turn[0] * ai.war_turn_pct

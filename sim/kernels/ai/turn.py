@@ -1,16 +1,18 @@
-"""The utility AI that plays every seat (C: AI), inside numba: one seat's turn.
+"""The utility AI that plays every seat (C: AI, D8), inside numba: one seat's turn.
 
 Each seat turn, after its flow: research (research.py), diplomacy
 (diplomacy.py), production (production.py), gold (gold.py), then unit orders
 (military.py, with sites.py for settlers, threats.py for what it sees and
 paths.py for how it walks). Every action goes through the same rule kernels a
 scenario command uses (sim.kernels.rules: commands, combat, capture), so the AI
-can only play legal moves. Its utilities multiply by the seat's personality
-weights (expansion, military, science, economy; 0-100) and read every other
-number from the `[ai]` tables (the record's AI fields).
+can only play legal moves. Every number it decides by is the seat's own AI
+parameter set, `ai = tb.ai[seat_personality]` (sim.rules.record.AI_DTYPE: the
+personality's weights and its overrides of the shared `[ai.*]` tables), so
+each seat may play its own plan. It reads the public score (T10) once a turn.
 
-Ties between equally good options break by the lowest ID; nothing depends on
-set or dict order, and the AI draws no random numbers.
+Near-equal options are drawn from the seat's own AI stream (sim.kernels.ai.choice,
+State.rng_ai); every other tie breaks by the lowest ID, and nothing depends on
+set or dict order.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
 from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
-from sim.kernels.ai.threats import urgent_target, war_target, war_time
-from sim.kernels.rules.common import is_military, regions
+from sim.kernels.ai.threats import observatory_alarm, urgent_target, war_target, war_time
+from sim.kernels.rules.common import is_military
+from sim.kernels.rules.territory import territory_and_score
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -43,9 +46,9 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """
     if st.finished[0] or not st.seat_alive[seat]:
         return
-    w = tb.personality_weights[st.seat_personality[seat]]
-    ai_research(st, tb, seat, w)
-    ai_diplomacy(st, tb, board, seat)
+    ai = tb.ai[st.seat_personality[seat]]
+    ai_research(st, tb, ai, seat)
+    ai_diplomacy(st, tb, ai, board, seat)
     army = 0
     n_ranged = 0
     for u in range(st.n_units[0]):
@@ -53,9 +56,15 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
-    tile_city = regions(st, tb, board)
-    target = war_target(st, tb, board, seat, w)
-    at_war = target >= 0 and (urgent_target(st, tb, target) or war_time(st, tb))
-    ai_production(st, tb, board, path, seat, w, army, n_ranged, at_war, tile_city)
-    ai_gold(st, tb, board, seat, w)
-    ai_units(st, tb, board, path, seat, w, army, regions(st, tb, board))
+    n = st.n_seats[0]
+    tile_city, _terms, _counts, score, _rank = territory_and_score(
+        board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop, st.city_buildings,
+        st.tile_bought_by[: st.n_tiles[0]], st.seat_gold[:n], st.seat_alive[:n],
+        tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
+        tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+    target = war_target(st, tb, ai, board, seat, score)
+    alarm = observatory_alarm(st, tb, ai, board, seat)
+    at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
+    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city)
+    ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city)
+    ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score)

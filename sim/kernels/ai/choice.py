@@ -1,0 +1,66 @@
+"""Graded choices (D8, issue 11): near-equal options are all played.
+
+A utility AI that always takes the single best option turns every lever on a
+near-best option into an on/off switch: a unit one point short of the best is
+never built, one point over it replaces the best entirely. Instead the AI
+draws among the options whose utility is within `band_pct` % of the best, each
+with a weight equal to how far it clears the band's floor, from the seat's own
+AI stream (State.rng_ai, sim.world.rng: counter-based, so common random numbers
+hold across variants). A small change to an option's utility is then a small
+change in how often it is chosen; `band_pct` 0 is the plain argmax (ties drawn).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sim.jit import njit
+from sim.rules.codes import PERCENT
+from sim.world.rng import below
+
+if TYPE_CHECKING:
+    from sim.world.state import State
+
+
+@njit
+def band_weights(values: np.ndarray, n: np.int64, band_pct: np.int64) -> np.ndarray:
+    """(n,) int64 draw weights of `values[:n]`: value - floor above the floor
+    best - max(best × band_pct %, 1), else 0; all zero when no value is positive."""
+    out = np.zeros(n, dtype=np.int64)
+    best = np.int64(0)
+    for i in range(n):
+        best = max(best, values[i])
+    if best <= 0:
+        return out
+    floor = best - max(best * band_pct // PERCENT, np.int64(1))
+    for i in range(n):
+        if values[i] > floor:
+            out[i] = values[i] - floor
+    return out
+
+
+@njit
+def graded_pick(st: State, seat: np.int64, values: np.ndarray, n: np.int64,
+                band_pct: np.int64) -> np.int64:
+    """Index into `values[:n]` (utilities, int64; <= 0: not an option) drawn with
+    `band_weights`, or -1 when no option is positive. Draws once from the seat's
+    AI stream only when more than one option has weight."""
+    weights = band_weights(values, n, band_pct)
+    total = np.int64(0)
+    last = -1
+    count = 0
+    for i in range(n):
+        if weights[i] > 0:
+            total += weights[i]
+            last = i
+            count += 1
+    if count <= 1:
+        return last
+    x = below(st.rng_ai[seat:seat + 1], total)
+    for i in range(n):
+        if x < weights[i]:
+            return i
+        x -= weights[i]
+    return last
