@@ -4,6 +4,8 @@ in how often it is chosen."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -79,6 +81,6 @@ def test_choice_frequency_moves_with_value_as_a_slope():
                    for _ in range(n))
         shares.append(hits / n)
     assert shares[0] == 0.0                        # at the band's floor: never
-    assert all(a < b for a, b in zip(shares, shares[1:], strict=False))
+    assert all(a < b for a, b in pairwise(shares))
     assert 0.4 < shares[-1] < 0.6                  # equal values: about half
-    assert max(b - a for a, b in zip(shares, shares[1:], strict=False)) < 0.35
+    assert max(b - a for a, b in pairwise(shares)) < 0.35

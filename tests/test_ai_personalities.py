@@ -86,7 +86,7 @@ def test_d8_t13_score_weights_change_play_before_the_last_turn(defaults):
         _st2, other = _events(variant, ["merchant", "balanced"], i)
         last = int(st.last_turn[0])
 
-        def before_end(ev):
+        def before_end(ev, last=last):
             return ev[(ev[:, COL_TURN] < last) & (ev[:, COL_KIND] != EV_VICTORY)]
 
         a, b = before_end(base), before_end(other)

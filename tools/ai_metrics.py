@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.engine.match import play_match  # noqa: E402
-from sim.rules import codes  # noqa: E402
-from sim.rules.tables import load_tables, parse_overrides  # noqa: E402
+from sim.engine.match import play_match
+from sim.rules import codes
+from sim.rules.tables import load_tables, parse_overrides
 
 EV = {name: i for i, name in enumerate(codes.EVENT_NAMES)}
 
@@ -46,7 +46,7 @@ def one(args):
     tables = _tables(path, sets)
     order = list(tables.model.match.personalities)
     pers = [order[(s + i) % len(order)] for s in range(seats)]
-    st, board, log = play_match(tables, seed, i, n_seats=seats, length=length,
+    st, _board, log = play_match(tables, seed, i, n_seats=seats, length=length,
                                 personalities=pers)
     ev = st.event_log[: st.n_events[0]].copy()
     out = {"winner": int(st.winner[0]), "victory": int(st.victory[0]),
@@ -135,7 +135,8 @@ def main() -> None:
           ", ".join(f"{k} {100 * kinds[k] / n:.0f}%" for k in codes.EVENT_NAMES))
     obs = [o for r in rows for o in r["obs"]]
     if obs:
-        print(f"observatory announcements {len(obs)}: attacked after {100 * np.mean([o[0] for o in obs]):.0f}%"
+        hit = 100 * np.mean([o[0] for o in obs])
+        print(f"observatory announcements {len(obs)}: attacked after {hit:.0f}%"
               f", lost {100 * np.mean([o[1] for o in obs]):.0f}%, completed "
               f"{100 * np.mean([o[2] for o in obs]):.0f}%")
     caps = np.sum([r["caps"] for r in rows], axis=0)
