@@ -53,6 +53,7 @@ def test_prepare_copies_a_pristine_empty_state():
 
     a = _fresh_state(271, 4, 3, 2)
     assert states_equal(a, empty_state(271, 4, 3, 2))
+    assert a.tobytes() == empty_state(271, 4, 3, 2).tobytes()  # padding too
     a["city_tile"][0] = 5
     assert states_equal(_fresh_state(271, 4, 3, 2), empty_state(271, 4, 3, 2))
 

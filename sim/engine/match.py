@@ -33,7 +33,6 @@ from sim.world.board import Board, make_board
 from sim.world.rng import Purpose, new_state, stream_seed
 from sim.world.state import (
     State,
-    copy_state,
     empty_state,
 )
 
@@ -213,8 +212,12 @@ def _pristine_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) 
 
 def _fresh_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> State:
     """A new empty_state(n_tiles, n_seats, n_techs, n_buildings): a copy of the cached
-    pristine one (one memory copy instead of the dtype build and a dozen fills)."""
-    return copy_state(_pristine_state(n_tiles, n_seats, n_techs, n_buildings))
+    pristine one (one memory copy instead of the dtype build and a dozen fills). The
+    copy is of the raw bytes of its (1,) holder, alignment padding included, so the
+    state is byte-equal to a new empty_state (numpy copies a record array field by
+    field, leaving the padding uninitialised)."""
+    holder = _pristine_state(n_tiles, n_seats, n_techs, n_buildings).base
+    return holder.view(np.uint8).copy().view(holder.dtype).view(np.recarray)[0]
 
 
 def new_path_table(n_tiles: int) -> np.ndarray:
