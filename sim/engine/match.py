@@ -17,7 +17,7 @@ from sim.engine.report import state_report
 from sim.kernels.loop import (
     begin_match,
     play_one_turn,
-    run_match,
+    run_match_held,
 )
 from sim.kernels.loop import play_turns as _play_turns
 from sim.kernels.world.setup import setup_match
@@ -73,8 +73,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
-    if not run_match(st, tables.arrays(length), board, rng_map, np.int64(n_seats),
-                     _reused_path_table(board.n_tiles), turn_log):
+    if not run_match_held(_holder(st), _holder(tables.arrays(length)), board, rng_map,
+                          np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -218,6 +218,16 @@ def _fresh_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> 
     field, leaving the padding uninitialised)."""
     holder = _pristine_state(n_tiles, n_seats, n_techs, n_buildings).base
     return holder.view(np.uint8).copy().view(holder.dtype).view(np.recarray)[0]
+
+
+def _holder(record: np.record) -> np.ndarray:
+    """The (1,) plain array whose element `record` is (its memory, not a copy), for
+    sim.kernels.loop.run_match_held. State and tables records are always built as
+    element 0 of a (1,) array (sim.world.state, sim.rules.record)."""
+    base = record.base
+    if not isinstance(base, np.ndarray) or base.shape != (1,):
+        raise TypeError("the record is not element 0 of a (1,) record array")
+    return base.view(np.ndarray)
 
 
 def new_path_table(n_tiles: int) -> np.ndarray:
