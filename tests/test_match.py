@@ -45,6 +45,19 @@ def test_result_does_not_depend_on_matches_played_before(tables):
     assert json.loads(match_json(21, "--match", "3")) == json.loads(alone)
 
 
+def test_prepare_copies_a_pristine_empty_state():
+    """prepare() copies a cached empty_state instead of building one per match: the copy
+    equals a new empty_state, and filling it leaves the cached one untouched."""
+    from sim.engine.match import _fresh_state
+    from sim.world.state import empty_state, states_equal
+
+    a = _fresh_state(271, 4, 3, 2)
+    assert states_equal(a, empty_state(271, 4, 3, 2))
+    assert a.tobytes() == empty_state(271, 4, 3, 2).tobytes()  # padding too
+    a["city_tile"][0] = 5
+    assert states_equal(_fresh_state(271, 4, 3, 2), empty_state(271, 4, 3, 2))
+
+
 def test_checked_and_fast_paths_agree(tables):
     """`--check` plays turn by turn from Python; the fast path runs the whole match in
     one compiled loop: same rules, same streams, same result."""

@@ -6,7 +6,9 @@ rows of a finished match.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -15,7 +17,7 @@ from sim.engine.report import state_report
 from sim.kernels.loop import (
     begin_match,
     play_one_turn,
-    run_match,
+    run_match_held,
 )
 from sim.kernels.loop import play_turns as _play_turns
 from sim.kernels.world.setup import setup_match
@@ -71,8 +73,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
-    if not run_match(st, tables.arrays(length), board, rng_map, np.int64(n_seats),
-                     new_path_table(board.n_tiles), turn_log):
+    if not run_match_held(_holder(st), _holder(tables.arrays(length)), board, rng_map,
+                          np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -177,16 +179,21 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     tb = tables.arrays(length)
     n_seats = n_seats or tables.model.match.seats
     board = make_board(int(tb.radius))
-    st = empty_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
-    st.last_turn[0] = tables.match_length(length)
-    st.rng_events[0] = stream_seed(seed, match_index, Purpose.EVENTS)
+    st = _fresh_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
+    # st["name"] (numpy's C item lookup), not st.name (numpy.record's Python attribute
+    # lookup, which cost more than the rest of the setup)
+    last_turn = tables.match_length(length)
+    st["last_turn"][0] = last_turn
+    st["rng_events"][0] = stream_seed(seed, match_index, Purpose.EVENTS)
+    rng_ai = st["rng_ai"]
     for s in range(n_seats):
-        st.rng_ai[s] = stream_seed(seed, match_index, Purpose.AI, s)
+        rng_ai[s] = stream_seed(seed, match_index, Purpose.AI, s)
     names = tables.personality_names
     order = personalities or tables.model.match.personalities
+    personality = st["seat_personality"]
     for s in range(n_seats):
-        st.seat_personality[s] = names.index(order[s % len(order)])
-    turn_log = np.zeros((int(st.last_turn[0]) + 1, 6, TURN_FIELDS), dtype=np.int64)
+        personality[s] = names.index(order[s % len(order)])
+    turn_log = np.zeros((last_turn + 1, 6, TURN_FIELDS), dtype=np.int64)
     rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))
     return st, board, turn_log, rng_map, n_seats
 
@@ -200,9 +207,56 @@ def new_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | No
     return st, board
 
 
+@lru_cache(maxsize=8)
+def _pristine_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> State:
+    """empty_state(...) built once per shape; never handed out, only copied."""
+    return empty_state(n_tiles, n_seats, n_techs, n_buildings)
+
+
+def _fresh_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> State:
+    """A new empty_state(n_tiles, n_seats, n_techs, n_buildings): a copy of the cached
+    pristine one (one memory copy instead of the dtype build and a dozen fills). The
+    copy is of the raw bytes of its (1,) holder, alignment padding included, so the
+    state is byte-equal to a new empty_state (numpy copies a record array field by
+    field, leaving the padding uninitialised)."""
+    holder = _pristine_state(n_tiles, n_seats, n_techs, n_buildings).base
+    return holder.view(np.uint8).copy().view(holder.dtype).view(np.recarray)[0]
+
+
+def _holder(record: np.record) -> np.ndarray:
+    """The (1,) plain array whose element `record` is (its memory, not a copy), for
+    sim.kernels.loop.run_match_held. State and tables records are always built as
+    element 0 of a (1,) array (sim.world.state, sim.rules.record)."""
+    base = record.base
+    if not isinstance(base, np.ndarray) or base.shape != (1,):
+        raise TypeError("the record is not element 0 of a (1,) record array")
+    return base.view(np.ndarray)
+
+
 def new_path_table(n_tiles: int) -> np.ndarray:
     """The AI's passable-distance table: rows filled on demand (-1 = not yet)."""
     return np.full((n_tiles, n_tiles), -1, dtype=np.int64)
+
+
+_PATH_TABLES = threading.local()
+
+
+def _reused_path_table(n_tiles: int) -> np.ndarray:
+    """A path table equivalent to new_path_table(n_tiles) for a new match, reused by
+    the matches this thread plays one after another.
+
+    sim.kernels.ai.paths.path_row treats a row as filled exactly when its diagonal
+    entry is 0 and then rewrites the whole row before anything reads it, so marking
+    every diagonal -1 forgets the previous match's map as completely as a fresh
+    table of -1 (tests/test_match.py: a match gives the same result after other
+    matches as alone in a fresh process, and as `iter_turns` with a fresh table)."""
+    table = getattr(_PATH_TABLES, "table", None)
+    if table is None or table.shape[0] != n_tiles:
+        table = new_path_table(n_tiles)
+        _PATH_TABLES.table = table
+    else:
+        np.fill_diagonal(table, -1)
+    return table
 
 
 def play_turns(state, tb, board, n: int) -> int:

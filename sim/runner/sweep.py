@@ -460,9 +460,9 @@ def engine_cached() -> bool:
     itself proves nothing: importing the engine creates it before anything compiles;
     only an index file of the entry point means a compile has finished."""
     from sim.jit import cache_dir
-    from sim.kernels.loop import run_match
+    from sim.kernels.loop import run_match_held as entry  # what play_match calls
 
-    name = f"{Path(run_match.py_func.__code__.co_filename).stem}.{run_match.__name__}-*.nbi"
+    name = f"{Path(entry.py_func.__code__.co_filename).stem}.{entry.__name__}-*.nbi"
     return any(cache_dir().rglob(name))
 
 

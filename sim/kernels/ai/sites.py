@@ -17,7 +17,7 @@ from sim.jit import njit
 from sim.kernels.ai.paths import path_row, step_toward
 from sim.kernels.rules.commands import disband_unit, found_check, found_city
 from sim.kernels.rules.common import cities_held
-from sim.rules.codes import DISC_SIZES, FAR, OK
+from sim.rules.codes import DISC_SIZES, FAR, MAX_DISC_RADIUS, OK
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -40,6 +40,36 @@ def site_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, t: np.int
 
 
 @njit
+def crowded_tiles(st: State, tb: TableArrays, board: Board) -> np.ndarray:
+    """(T,) uint8: 1 on the tiles closer than city_min_distance to a city (T07), which
+    no site may be. Marks each city's disc (sim.world.board: its first DISC_SIZES[r]
+    entries are the tiles within r steps) instead of measuring every tile against
+    every city; beyond the disc table's radius it measures."""
+    n = st.n_tiles[0]
+    crowded = np.zeros(n, dtype=np.uint8)
+    reach = tb.city_min_distance - 1  # the farthest step that is still too close
+    if reach > MAX_DISC_RADIUS:
+        for t in range(n):
+            for c in range(st.n_cities[0]):
+                if st.city_tile[c] >= 0 and \
+                        board.distance[t, st.city_tile[c]] < tb.city_min_distance:
+                    crowded[t] = 1
+                    break
+        return crowded
+    if reach < 0:
+        return crowded
+    for c in range(st.n_cities[0]):
+        home = st.city_tile[c]
+        if home < 0:
+            continue
+        for k in range(DISC_SIZES[reach]):
+            m = board.disc[home, k]
+            if m >= 0:
+                crowded[m] = 1
+    return crowded
+
+
+@njit
 def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
               seat: np.int64, from_tile: np.int64, tile_city: np.ndarray):
     """(tile, steps) of the best founding site for a settler at `from_tile`, or (-1, 0).
@@ -53,18 +83,12 @@ def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.n
     best = -1
     best_v = -FAR
     best_steps = 0
+    crowded = crowded_tiles(st, tb, board)
     for t in range(n):
-        if not tb.terrain_passable[st.tile_terrain[t]] or tile_city[t] >= 0:
+        if not tb.terrain_passable[st.tile_terrain[t]] or tile_city[t] >= 0 or crowded[t]:
             continue
         d = board.distance[from_tile, t]
         if d > ai.site_search_radius:
-            continue
-        ok = True
-        for c in range(st.n_cities[0]):
-            if st.city_tile[c] >= 0 and board.distance[t, st.city_tile[c]] < tb.city_min_distance:
-                ok = False
-                break
-        if not ok:
             continue
         v = site_value(st, tb, ai, board, t) - ai.site_distance_cost * d
         if v > best_v:

@@ -148,7 +148,13 @@ def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.i
     site = st.tile_site[to]
     if site >= 0 and st.city_owner[site] != seat:
         return R_FOREIGN_CITY
-    steps = path_length(st, tb, board, unit, to, seat)
+    if board.distance[st.unit_tile[unit], to] == 1:
+        # one step onto the free, passable, not foreign tile checked above, with a move
+        # left: exactly what path_length would find, without its search (the AI's moves
+        # are all single steps)
+        steps = np.int64(1)
+    else:
+        steps = path_length(st, tb, board, unit, to, seat)
     if steps < 0:
         return R_NO_PATH
     st.tile_unit[st.unit_tile[unit]] = -1
