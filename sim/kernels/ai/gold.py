@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.ai.threats import city_threat, in_score_phase
+from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import buy_tile, repair, rush, rush_price
 from sim.kernels.rules.common import city_yields, is_military, max_hp
 from sim.kernels.rules.territory import node_income, tile_price
@@ -43,16 +43,17 @@ def gold_income(st: State, tb: TableArrays, seat: np.int64, tile_city: np.ndarra
 
 @njit
 def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
-            emergency: bool, tile_city: np.ndarray) -> None:
+            emergency: bool, tile_city: np.ndarray, threats: np.ndarray) -> None:
     """Repair and rush where threatened (everywhere in an `emergency`: a rival's
     Observatory in reach); rush and buy tiles with spare gold. tile_city: (T,)
-    owning city or -1, as of the start of the seat's actions."""
+    owning city or -1, as of the start of the seat's actions; threats: (C,)
+    threats.city_threat of the seat's cities (no unit moves before ai_units)."""
     reserve = tb.truce_price if st.seat_lost_turn[seat] >= 0 else 0
     scoring = in_score_phase(st, ai)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat:
             continue
-        threat = city_threat(st, tb, ai, board, seat, c)
+        threat = threats[c]
         missing = max_hp(st, tb, c) - st.city_hp[c]
         if threat > 0 and missing > 0:
             hp = min(missing, st.seat_gold[seat] // max(tb.gold_repair_price, 1))

@@ -71,8 +71,12 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
         t = board.disc[here, k]
         if t < 0:
             continue
-        if st.tile_site[t] < 0 and st.tile_unit[t] < 0:
-            continue
+        site = st.tile_site[t]
+        if site >= 0:
+            if st.city_owner[site] == seat:
+                continue
+        elif st.tile_unit[t] < 0 or st.unit_owner[st.tile_unit[t]] == seat:
+            continue   # nothing to strike, or the seat's own (attack_outcome refuses both)
         why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, t, seat)
         if why != OK:
             continue

@@ -27,7 +27,7 @@ from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
-from sim.kernels.ai.threats import city_threat, in_score_phase
+from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import queue_check, queue_item
 from sim.kernels.rules.common import cities_held, city_yields, is_military
 from sim.kernels.rules.territory import node_income
@@ -206,10 +206,10 @@ def best_production_city(st: State, tb: TableArrays, seat: np.int64,
 @njit
 def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
                   seat: np.int64, army: np.int64, n_ranged: np.int64, at_war: bool,
-                  tile_city: np.ndarray) -> None:
+                  tile_city: np.ndarray, threats: np.ndarray) -> None:
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
-    what is queued."""
+    what is queued. threats: (C,) threats.city_threat of the seat's cities."""
     n_cities = cities_held(st, seat)
     n_settlers = 0
     for u in range(st.n_units[0]):
@@ -223,7 +223,7 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
             continue
         over = max(army + 1 - tb.free_units_per_city * n_cities, 0) * tb.upkeep_per_unit
         afford = over * PERCENT <= income * ai.upkeep_share_pct
-        threat = city_threat(st, tb, ai, board, seat, c)
+        threat = threats[c]
         item = choose_item(st, tb, ai, board, path, seat, c, threat, army, n_ranged, n_cities,
                            n_settlers, afford, at_war, obs_home, tile_city)
         if item >= 0 and queue_item(st, tb, c, item, seat) == OK:

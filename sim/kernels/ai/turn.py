@@ -27,7 +27,13 @@ from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
 from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
-from sim.kernels.ai.threats import observatory_alarm, urgent_target, war_target, war_time
+from sim.kernels.ai.threats import (
+    city_threat,
+    observatory_alarm,
+    urgent_target,
+    war_target,
+    war_time,
+)
 from sim.kernels.rules.common import is_military
 from sim.kernels.rules.territory import territory_and_score
 
@@ -65,6 +71,11 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     target = war_target(st, tb, ai, board, seat, score)
     alarm = observatory_alarm(st, tb, ai, board, seat)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
-    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city)
-    ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city)
+    # production and gold move no unit: one threat table serves both
+    threats = np.zeros(st.n_cities[0], dtype=np.int64)
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            threats[c] = city_threat(st, tb, ai, board, seat, c)
+    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats)
+    ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
     ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score)
