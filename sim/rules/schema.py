@@ -343,6 +343,7 @@ class AIWarT(_Model):
     muster_units: AICount
     muster_radius: Annotated[int, Field(ge=1, le=10)]
     finish_nearest: bool
+    dominance_hold: bool
     target_military_base: AIScale
     target_value_scale: AIScale
     target_distance_offset: AIScale

@@ -249,11 +249,16 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     (V11: an open target); a rival's announced Observatory in reach
     (`alarm_city`, threats.observatory_alarm) overrides every other target.
     Before war_turn_pct only a seat with a large army goes to war (early_war_*);
-    otherwise it takes a neutral village near home. score: (S,) the seats' scores.
+    otherwise it takes a neutral village near home. With dominance_hold, a seat
+    whose V18 counter runs marches on nothing: every unit defends or garrisons
+    (a lost city would reset the counter). score: (S,) the seats' scores.
     """
     n_cities = cities_held(st, seat)
     if alarm_city >= 0:
         target = alarm_city
+    holding = ai.dominance_hold and st.seat_dominance[seat] > 0 and alarm_city < 0
+    if holding:
+        target = -1   # V18 counter running: hold every city, strike only what comes near
     urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
     aggressive = urgent or war_time(st, ai) or \
         army >= n_cities * (ai.early_war_units_per_city +
@@ -289,8 +294,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
                 tile_city = regions(st, tb, board)
     alarm = np.full(st.n_cities[0], UNSET, dtype=np.int64)
     answered = np.zeros(st.n_cities[0], dtype=np.int64)
-    finishing = st.seat_dominance[seat] > 0 and ai.finish_nearest
-    if st.seat_dominance[seat] > 0:
+    finishing = st.seat_dominance[seat] > 0 and ai.finish_nearest and not holding
+    if st.seat_dominance[seat] > 0 and not holding:
         # finishing (V18 counter running): one unit per threatened city, the rest march
         answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
