@@ -125,9 +125,12 @@ _OWNER = {name: code for code, name in OWNER_NAMES.items()}
 # which event field fills the generic `value` column, and which the `detail` column
 _VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
           "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
-          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit"}
+          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit",
+          "unit_disbanded": "unit", "attack": "damage", "rush": "gold", "research": "cost",
+          "repair": "hp", "repairs": "hp", "heals": "hp"}
 _DETAIL = {"victory": "victory", "built": "item", "revolt_start": "cause",
-           "revolt_end": "cause"}
+           "revolt_end": "cause", "unit_disbanded": "type", "attack": "attacker",
+           "rush": "item", "research": "tech"}
 
 
 def _owner(value: Any) -> int | None:
