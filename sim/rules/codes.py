@@ -74,13 +74,18 @@ COUNT_REGION, COUNT_POPULATION, COUNT_CITIES, COUNT_GOLD = range(len(SCORE_COUNT
 N_SCORE_COUNTS = len(SCORE_COUNTS)
 
 # ---------------------------------------------------------------- the per-turn record
-# turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter and
-# the gold stock, recorded after the turn's last seat played
-TURN_LOG_FIELDS = (*SCORE_TERMS, "score", "dominance", "gold_stock")
+# turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter, the
+# gold stock, the cities held and the science stock, recorded after the turn's last seat
+# played; then, from index TURN_FIELDS on, the seat's units alive by type
+# (turn_log[turn, seat, TURN_FIELDS + unit type], one slot per unit type of the tables)
+TURN_LOG_FIELDS = (*SCORE_TERMS, "score", "dominance", "gold_stock", "cities_held",
+                   "science_stock")
 TURN_FIELDS = len(TURN_LOG_FIELDS)
 LOG_SCORE = TURN_LOG_FIELDS.index("score")
 LOG_DOMINANCE = TURN_LOG_FIELDS.index("dominance")
 LOG_GOLD_STOCK = TURN_LOG_FIELDS.index("gold_stock")
+LOG_CITIES_HELD = TURN_LOG_FIELDS.index("cities_held")
+LOG_SCIENCE_STOCK = TURN_LOG_FIELDS.index("science_stock")
 
 # ---------------------------------------------------------------- why a unit was disbanded
 # the c field of an unit_disbanded event: the disband command (D5, also the AI's) or

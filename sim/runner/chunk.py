@@ -179,6 +179,8 @@ def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id
         e["value"].append(value if isinstance(value, int) else None)
         detail = ev.get(_DETAIL.get(kind, ""), None)
         e["detail"].append(detail if isinstance(detail, str) else None)
+        for raw in ("a", "b", "c"):
+            e[raw].append(ev[raw])
     t = cols["turns"]
     rows = result["turns"]
     t["match_id"].extend([match_id] * len(rows))

@@ -234,7 +234,7 @@ class Position:
     victory: str | None = None
     events: list[Event] = field(default_factory=list)
     n_events: int = 0
-    event_capacity: int = 4096
+    event_capacity: int = 8192
     unit_capacity: int = 2048
     rng_events: int = 0
 
