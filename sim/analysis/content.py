@@ -10,9 +10,10 @@ variant, the finished matches in which each item was used at least once:
   The mechanics are the engine's event kinds (sim.rules.codes.EVENT_KINDS, the
   codes this layer may read), named for designers here.
 
-The item lists come from the run itself: each variant's resolved tables in
-provenance.json (`variants[].tables`: the names of its units, buildings and techs),
-so an item never used still gets its row with 0 %. A run folder without provenance
+The item lists come from the run itself: each variant's units, buildings and techs
+as provenance.json recorded them (`variants[].items`, else the names of its
+resolved tables `variants[].tables`), so an item never used still gets its row
+with 0 %. A run folder without provenance
 lists the items its events name (and so cannot show one never used).
 
 Shares are over finished matches (sim.analysis._frames.finished) with Wilson
@@ -29,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from sim.analysis._frames import finished, sort_keys, wilson_columns
+from sim.rules.codes import NEUTRAL
 
 DEAD_SHARE = 0.05  # used in fewer than this share of finished matches: dead content
 CATEGORIES = ("unit", "building", "built", "tech", "mechanic")
@@ -55,7 +57,6 @@ MECHANICS: dict[str, tuple[str, str | None]] = {
     "observatory queued": ("observatory_queued", None),
     "elimination": ("eliminated", None),
 }
-_NEUTRAL = -2  # the neutral side's owner code (docs/outcomes.md: owners)
 
 
 def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
@@ -88,7 +89,7 @@ def _usage_events(events: pl.DataFrame) -> pl.DataFrame:
         if side == "seat":  # a seat acted (a capture: a seat's city was taken)
             rows = rows.filter(pl.col("seat") >= 0)
         elif side == "village":
-            rows = rows.filter(pl.col("seat") == _NEUTRAL)
+            rows = rows.filter(pl.col("seat") == NEUTRAL)
         parts.append(rows.select("variant", "match_index", pl.lit("mechanic").alias("kind"),
                                  pl.lit(name).alias("item")))
     return pl.concat(parts).unique()
