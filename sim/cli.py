@@ -183,6 +183,9 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
     except InvariantError as exc:
         _fail(f"invariant violated: {exc}")
     result = outcome(state, t, board, turn_log, seed, match)
+    if result["events_dropped"]:
+        typer.echo(f"warning: the event log was full: {result['events_dropped']} events were "
+                   "counted but not stored (sim.world.state.Capacity.events)", err=True)
     if as_json:
         typer.echo(json.dumps(result, sort_keys=True))
         return

@@ -124,7 +124,9 @@ def test_transcript_text_splits_back_into_its_blocks(tables):
 def test_every_event_kind_has_words():
     fields = {"turn": 1, "seat": 0, "by": 1, "city": 2, "unit": 3, "new_capital": 4,
               "turns": 2, "cause": "unrest", "victory": "science", "price": 5, "at": [0, 1],
-              "camp": 0, "gold": 9, "item": "warrior"}
+              "camp": 0, "gold": 9, "item": "warrior", "type": "settler",
+              "attacker": "archer", "target": "warrior", "damage": 6, "taken": 0,
+              "tech": "law", "cost": 7, "hp": 3, "cities": 2, "units": 1}
     words = {kind: event_words({**fields, "kind": kind}, {"cities": []})
              for kind in EVENT_NAMES}
     assert len(set(words.values())) == len(EVENT_NAMES)  # no two kinds read alike

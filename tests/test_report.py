@@ -72,13 +72,58 @@ def test_report_has_every_section_and_the_provenance(report_file, run_dir):
     text = report_file.read_text()
     for title in ("Summary per variant", "Changed vs baseline", "Victory types", "End turns",
                   "Gold term", "Capital-fall cascades", "Seats and personalities",
-                  "Near misses", "Provenance"):
+                  "Content usage", "Near misses", "Provenance"):
         assert f"<h2>{title}</h2>" in text, title
     prov = json.loads((run_dir / "provenance.json").read_text())
     for variant in prov["variants"]:
         assert variant["tables_hash"] in text
     assert str(prov["root_seed"]) in text
     assert text.count("<svg") >= 10
+
+
+def test_content_usage_section_highlights_exactly_the_dead_content(report_file, run_dir):
+    """Every unit, building and tech of the run's tables has a row; the highlighted
+    rows are the items some variant used in under 5 % of its matches."""
+    import json
+
+    import polars as pl
+
+    from sim.analysis import metrics
+    from sim.analysis.load import load_run
+
+    text = report_file.read_text()
+    body = text.split("<h2>Content usage</h2>", 1)[1].split("<h2>", 1)[0]
+    rows = re.findall(r"<tr( class='changed')?><td class='l'>(\w+)</td><td class='l'>"
+                      r"([^<]+)</td>", body)
+    shown = {item for _hl, _cat, item in rows}
+    highlighted = {item for hl, _cat, item in rows if hl}
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    for key in ("units", "buildings", "techs"):
+        assert set(prov["variants"][0]["items"][key]) <= shown, key
+    run = load_run(run_dir)
+    usage = metrics.content_usage(run.matches, run.events, run.provenance)
+    assert highlighted == set(usage.filter(pl.col("dead"))["item"])
+    assert highlighted, "the small run leaves some content unused"
+
+
+def test_report_says_in_red_when_an_event_log_overflowed(run_dir, tmp_path):
+    """A match whose event log was full (matches.events_dropped > 0) is named in a red
+    line: counts made from events undercount it."""
+    import polars as pl
+
+    from sim.report.html import build_report
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    part = next(p for p in sorted((copy / "matches" / "variant=baseline").glob("*.parquet"))
+                if 2 in pl.read_parquet(p)["match_index"].to_list())
+    frame = pl.read_parquet(part)
+    frame.with_columns(pl.when(pl.col("match_index") == 2).then(9).otherwise(0)
+                       .cast(pl.Int64).alias("events_dropped")).write_parquet(part)
+    text = build_report(copy)
+    line = re.search(r"<p class='failed'>(.*?)</p>", text)
+    assert line and "1 of 32 matches logged more events" in line.group(1)
+    assert "9 rows not stored" in line.group(1)
 
 
 def test_report_refuses_an_unknown_baseline_and_a_non_run_folder(run_dir, tmp_path):

@@ -121,7 +121,7 @@ def test_tables_match_the_documented_columns_and_types(reference_run):
         if head:
             table = head.group(1)
             documented[table] = {}
-        row = re.match(r"\| (\w+) \| (\w+) \| ", line)
+        row = re.match(r"\| (\w+) \| ([\w()]+) \| ", line)
         if table and row and row.group(1) != "column":
             documented[table][row.group(1)] = row.group(2)
     assert set(documented) == set(SCHEMAS)
@@ -135,6 +135,42 @@ def test_tables_match_the_documented_columns_and_types(reference_run):
     assert frames["matches"].height == 16
     assert frames["seats"].height == 64
     assert frames["errors"].height == 0
+
+
+def test_every_event_kind_is_documented_with_its_fields():
+    """docs/outcomes.md lists every kind of sim.rules.codes.EVENT_KINDS in the events
+    table's `kind` row and gives each its own row of the kinds table."""
+    from sim.rules.codes import EVENT_NAMES
+
+    doc = (REPO_ROOT / "docs" / "outcomes.md").read_text()
+    kind_row = next(line for line in doc.splitlines() if line.startswith("| kind | Utf8 |"))
+    listed = re.findall(r"\w+", kind_row.split("|")[3])
+    documented = re.findall(r"^\| `(\w+)` \|", doc, flags=re.MULTILINE)
+    assert sorted(documented) == sorted(EVENT_NAMES)
+    assert set(EVENT_NAMES) <= set(listed)
+
+
+def test_turn_rows_carry_cities_science_and_units_by_type(reference_run):
+    """turns: one row per match × turn × seat; units is one count per unit type in the
+    provenance's unit order, and a seat's units and cities agree with its seat row at
+    the end of the match."""
+    _exp, out, frames = reference_run
+    turns, seats = frames["turns"], frames["seats"]
+    assert turns.select("variant", "match_index", "turn", "seat").is_duplicated().sum() == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    order = prov["variants"][0]["items"]["units"]
+    assert order == sorted(prov["variants"][0]["tables"]["units"])
+    assert set(turns["units"].list.len().to_list()) == {len(order)}
+    last = turns.sort("turn").group_by("variant", "match_index", "seat").agg(
+        pl.all().last())
+    both = last.join(seats.select("variant", "match_index", "seat",
+                                  pl.col("cities").alias("cities_at_end"), "science_unspent"),
+                     on=["variant", "match_index", "seat"])
+    assert both.height == seats.height
+    assert (both["cities_held"] == both["cities_at_end"]).all()
+    assert (both["science_stock"] == both["science_unspent"]).all()
+    assert (turns["science_gained"] >= 0).all()
+    assert turns["units"].list.sum().max() > 0
 
 
 def test_parquet_reads_in_polars_pyarrow_and_duckdb(reference_run):

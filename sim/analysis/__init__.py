@@ -3,7 +3,7 @@
 `load` reads a run folder into eager polars frames (RunFolderError for a missing
 or empty one), `stats` wraps the statsmodels and scipy routines the metrics use
 (and decides their edges), and the metrics live by subject: `victory`,
-`paired`, `gold`, `cascades`, `seats`, `errors` (shared helpers in `_frames`),
+`paired`, `gold`, `cascades`, `seats`, `errors`, `content` (shared helpers in `_frames`),
 all re-exported by `metrics`. `charts` draws them. This layer reads Parquet
 outputs only: it never imports the engine (tests/test_architecture.py).
 
@@ -39,6 +39,11 @@ Definitions (each function's docstring says more):
   fall of the capital the previous fall named (its `value`), at most
   CASCADE_WITHIN turns later; cascade_depth gives each match × seat its deepest
   cascade, 0 when its capital never fell.
+* Content used: a unit or building with a `built` event, a tech with a `research`
+  event, a mechanic with its event (content.MECHANICS), at least once in a finished
+  match; the share of a variant's finished matches, Wilson intervals; under
+  DEAD_SHARE (5 %) it is dead content: a lever on it does nothing. Item names come
+  from the run's provenance (each variant's tables), never from code.
 * Revolting city taken: a city handed over by a capital fall and taken again
   before its revolt ended, by a third seat or retaken by its former owner (two
   separate counts).

@@ -12,6 +12,8 @@ works in the report, the notebooks and `sim.metrics`.
   revolting_taken_by_third (V08–V13)
 * seats: win_rate_by_seat, win_rate_by_personality, seat_fairness (D1)
 * errors: error_rates (matches that raised)
+* content: content_usage, item_lists (which units, buildings, techs and mechanics
+  matches use at all; dead content)
 
 The definitions are listed in sim.analysis's docstring; sorting and null
 conventions in sim.analysis._frames.
@@ -30,6 +32,7 @@ from sim.analysis.cascades import (
     revolting_taken_by_third,
     transfers_per_fall,
 )
+from sim.analysis.content import DEAD_SHARE, MECHANICS, content_usage, item_lists
 from sim.analysis.errors import error_rates
 from sim.analysis.gold import (
     GROUPS,
@@ -58,9 +61,11 @@ from sim.analysis.victory import end_turn_distribution, near_misses, victory_fre
 
 __all__ = [
     "CASCADE_WITHIN",
+    "DEAD_SHARE",
     "FAIR_ALPHA",
     "GROUPS",
     "HUMAN_OUT",
+    "MECHANICS",
     "PAIRED_METRICS",
     "TERMS",
     "VICTORIES",
@@ -68,6 +73,7 @@ __all__ = [
     "capital_falls_per_match",
     "cascade_depth",
     "cascade_links",
+    "content_usage",
     "eliminations_by_fall",
     "end_turn_distribution",
     "error_rates",
@@ -75,6 +81,7 @@ __all__ = [
     "finished",
     "gold_share",
     "gold_share_over_turns",
+    "item_lists",
     "metric_observations",
     "near_misses",
     "paired_metric_tests",

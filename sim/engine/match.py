@@ -23,7 +23,15 @@ from sim.kernels.loop import play_turns as _play_turns
 from sim.kernels.world.setup import setup_match
 from sim.rules import codes as R
 from sim.rules.codes import (
+    COL_B,
+    COL_KIND,
+    COL_SEAT,
+    COL_TURN,
+    EV_RESEARCH,
+    EVENT_COLUMNS,
     LOG_DOMINANCE,
+    LOG_SCIENCE_STOCK,
+    MAX_SEATS,
     TURN_FIELDS,
     TURN_LOG_FIELDS,
     VICTORY_NAMES,
@@ -85,7 +93,8 @@ class Step(NamedTuple):
     played: the turn just played (0 at the opening, before any seat acted).
     state: the match state; the same record every step, updated in place.
     board: the match's board.
-    turn_log: (last_turn + 1, 6, TURN_FIELDS) int64, rows filled up to `played`.
+    turn_log: (last_turn + 1, MAX_SEATS, TURN_FIELDS + unit types) int64, rows filled
+    up to `played` (sim.kernels.loop.record_turn).
     """
 
     played: int
@@ -154,10 +163,10 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
             "science_unspent": s["science"],
         })
     end_turn = int(state.turn[0])
-    last = min(end_turn, turn_log.shape[0] - 1)
-    rows = turn_log[1: last + 1, :n_seats].tolist()
-    turns = [{"turn": t, "seat": s, **dict(zip(TURN_LOG_FIELDS, rows[t - 1][s], strict=True))}
-             for t in range(1, last + 1) for s in range(n_seats)]
+    turns = turn_rows(state, turn_log, end_turn)
+    raw = state.event_log
+    for ev in events:  # the kernel row's a, b, c (their meaning: EVENT_KINDS)
+        ev["a"], ev["b"], ev["c"] = (int(x) for x in raw[ev["row"], EVENT_COLUMNS.index("a"):])
     victory = int(state.victory[0])
     return {
         "seed": seed, "match_index": match_index, "tables_hash": tables.hash,
@@ -168,6 +177,32 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
         "events_dropped": max(int(state.n_events[0]) - state.event_log.shape[0], 0),
         "seats": seats, "events": events, "turns": turns,
     }
+
+
+def turn_rows(state: State, turn_log: np.ndarray, end_turn: int) -> list[dict[str, Any]]:
+    """One dict per turn 1..end_turn and seat: TURN_LOG_FIELDS, science_gained and units.
+
+    science_gained: the science the seat earned during the turn (its flow's income and
+    event cards), that is its stock's change plus what its research events spent in
+    the turn (a match starts with no science). units: its units alive by type, in the
+    tables' unit order (sim.rules.tables.Tables.unit_names)."""
+    n_seats = int(state.n_seats[0])
+    last = min(end_turn, turn_log.shape[0] - 1)
+    spent = np.zeros((last + 2, n_seats), dtype=np.int64)
+    n = min(int(state.n_events[0]), state.event_log.shape[0])
+    log = state.event_log[:n]
+    research = log[log[:, COL_KIND] == EV_RESEARCH]
+    for turn, seat, cost in research[:, [COL_TURN, COL_SEAT, COL_B]].tolist():
+        if turn <= last:
+            spent[turn, seat] += cost
+    stock = turn_log[: last + 1, :n_seats, LOG_SCIENCE_STOCK].copy()
+    stock[0] = 0
+    gained = (stock[1:] - stock[:-1] + spent[1: last + 1]).tolist()
+    fields = turn_log[1: last + 1, :n_seats, :TURN_FIELDS].tolist()
+    units = turn_log[1: last + 1, :n_seats, TURN_FIELDS:].tolist()
+    return [{"turn": t, "seat": s, **dict(zip(TURN_LOG_FIELDS, fields[t - 1][s], strict=True)),
+             "science_gained": gained[t - 1][s], "units": units[t - 1][s]}
+            for t in range(1, last + 1) for s in range(n_seats)]
 
 
 def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
@@ -193,7 +228,8 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     personality = st["seat_personality"]
     for s in range(n_seats):
         personality[s] = names.index(order[s % len(order)])
-    turn_log = np.zeros((last_turn + 1, 6, TURN_FIELDS), dtype=np.int64)
+    turn_log = np.zeros((last_turn + 1, MAX_SEATS, TURN_FIELDS + len(tables.unit_names)),
+                        dtype=np.int64)
     rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))
     return st, board, turn_log, rng_map, n_seats
 

@@ -10,6 +10,8 @@ from sim.engine.commands import item_name, owner_name
 from sim.kernels.rules.common import regions, scores
 from sim.kernels.rules.territory import dominance_shares
 from sim.rules.codes import (
+    DAMAGE_SPLIT,
+    DISBAND_CAUSES,
     EV_CAPITAL_FALL,
     EV_KEPT,
     EV_TRANSFER,
@@ -105,7 +107,7 @@ def event_list(state: State, tables: Tables, board: Board) -> list[dict[str, Any
     out: list[dict[str, Any]] = []
     falls: dict[int, dict[str, Any]] = {}
     for i in range(n):
-        turn, kind, seat, by, city, a, b, _c = log[i]
+        turn, kind, seat, by, city, a, b, c = log[i]
         name = EVENT_NAMES[kind]
         ev: dict[str, Any] = {"turn": turn, "kind": name}
         if seat != -1:
@@ -141,9 +143,30 @@ def event_list(state: State, tables: Tables, board: Board) -> list[dict[str, Any
             ev["unit"] = a
         elif name == "camp_cleared":
             ev.update(camp=a, gold=b)
+        elif name == "unit_disbanded":
+            ev.update(unit=a, type=_unit_name(tables, b), cause=DISBAND_CAUSES[c])
+        elif name == "attack":
+            ev.update(attacker=_unit_name(tables, a),
+                      target="city" if city >= 0 else _unit_name(tables, b),
+                      damage=c % DAMAGE_SPLIT, taken=c // DAMAGE_SPLIT)
+        elif name == "rush":
+            ev.update(item=item_name(tables, a), gold=b)
+        elif name == "research":
+            ev.update(tech=tables.tech_names[a], cost=b)
+        elif name == "repair":
+            ev.update(hp=a, gold=b)
+        elif name == "repairs":
+            ev.update(cities=a, hp=b)
+        elif name == "heals":
+            ev.update(units=a, hp=b)
         ev["row"] = i
         out.append(ev)
     return out
+
+
+def _unit_name(tables: Tables, unit_type: int) -> str:
+    """A unit type's name; "bandit" for -1 (bandits have no type)."""
+    return "bandit" if unit_type < 0 else tables.unit_names[unit_type]
 
 
 def start_balance(state: State, tables: Tables, board: Board) -> list[dict[str, Any]]:

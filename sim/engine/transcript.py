@@ -217,6 +217,22 @@ def event_words(e: dict[str, Any], report: dict[str, Any]) -> str:
     if kind == "built":
         return f"city {city} of {seat} built {e['item']}"
     if kind == "unit_disbanded":
-        return f"{seat} disbanded a unit it could not pay for"
+        if e["cause"] == "upkeep":
+            return f"{seat} disbanded a {e['type']} it could not pay for"
+        return f"{seat} disbanded a {e['type']}"
+    if kind == "attack":
+        target = f"city {city}" if city is not None else f"a {e['target']}"
+        return (f"{seat}'s {e['attacker']} attacked {target} of {by}: {e['damage']} damage"
+                + (f", took {e['taken']}" if e["taken"] else ""))
+    if kind == "rush":
+        return f"city {city} of {seat} rushed {e['item']} for {e['gold']} gold"
+    if kind == "research":
+        return f"{seat} researched {e['tech']} ({e['cost']} science)"
+    if kind == "repair":
+        return f"city {city} of {seat} repaired {e['hp']} HP for {e['gold']} gold"
+    if kind == "repairs":
+        return f"{seat} repaired {e['cities']} cities, {e['hp']} HP"
+    if kind == "heals":
+        return f"{seat} healed {e['units']} units, {e['hp']} HP"
     # a kind added to sim.rules.codes needs its words here (tests/test_golden.py)
     raise ValueError(f"event kind {kind!r} has no words in sim.engine.transcript")

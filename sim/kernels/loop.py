@@ -16,7 +16,16 @@ from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.world.setup import setup_match
-from sim.rules.codes import LOG_DOMINANCE, LOG_GOLD_STOCK, LOG_SCORE, N_SCORE_TERMS, TURN_FIELDS
+from sim.rules.codes import (
+    COUNT_CITIES,
+    LOG_CITIES_HELD,
+    LOG_DOMINANCE,
+    LOG_GOLD_STOCK,
+    LOG_SCIENCE_STOCK,
+    LOG_SCORE,
+    N_SCORE_TERMS,
+    TURN_FIELDS,
+)
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -26,17 +35,32 @@ if TYPE_CHECKING:
 
 @njit
 def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) -> None:
-    """turn_log[turn, seat] = score terms, score, dominance counter, gold stock."""
+    """turn_log[turn, seat] = score terms, score, dominance counter, gold stock, cities
+    held (T13's count, revolting ones included: V12), science stock, then the seat's
+    units alive by type: turn_log[turn, seat, TURN_FIELDS + unit type].
+
+    turn_log: (last_turn + 1, MAX_SEATS, TURN_FIELDS + U) int64, U = unit types of the
+    tables (a type beyond the last slot is not counted). Recording a turn twice (the
+    match ended after its record) rewrites the same numbers."""
     t = st.turn[0]
     if t >= turn_log.shape[0]:
         return
-    terms, _counts, score, _rank = scores(st, tb, board)
+    terms, counts, score, _rank = scores(st, tb, board)
     for s in range(st.n_seats[0]):
         for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
             turn_log[t, s, k] = terms[s, k]
         turn_log[t, s, LOG_SCORE] = score[s]
         turn_log[t, s, LOG_DOMINANCE] = st.seat_dominance[s]
         turn_log[t, s, LOG_GOLD_STOCK] = st.seat_gold[s]
+        turn_log[t, s, LOG_CITIES_HELD] = counts[s, COUNT_CITIES]
+        turn_log[t, s, LOG_SCIENCE_STOCK] = st.seat_science[s]
+        for k in range(TURN_FIELDS, turn_log.shape[2]):
+            turn_log[t, s, k] = 0
+    for u in range(st.n_units[0]):
+        owner = st.unit_owner[u]
+        slot = TURN_FIELDS + st.unit_type[u]
+        if st.unit_tile[u] >= 0 and owner >= 0 and TURN_FIELDS <= slot < turn_log.shape[2]:
+            turn_log[t, owner, slot] += 1
 
 
 @njit

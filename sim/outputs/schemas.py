@@ -38,11 +38,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "events": {
         **MATCH_KEYS, "event": pl.Int64, "turn": pl.Int64, "kind": pl.Utf8, "seat": pl.Int64,
         "by": pl.Int64, "city": pl.Int64, "cause": pl.Int64, "value": pl.Int64,
-        "detail": pl.Utf8,
+        "detail": pl.Utf8, "a": pl.Int64, "b": pl.Int64, "c": pl.Int64,
     },
     "turns": {
         **MATCH_KEYS, "turn": pl.Int64, "seat": pl.Int64,
         **{name: pl.Int64 for name in TURN_LOG_FIELDS},
+        # units alive by type, in the variant's unit order (provenance variants[].items)
+        "science_gained": pl.Int64, "units": pl.List(pl.Int64),
     },
     "errors": {
         **MATCH_KEYS, "seed": pl.Int64, "message": pl.Utf8, "replay": pl.Utf8,

@@ -107,6 +107,41 @@ def failure_line(errors: pl.DataFrame, run_dir: str | Path) -> str:
             f"First error: {html.escape(first)}</p>")
 
 
+def dropped_line(matches: pl.DataFrame) -> str:
+    """The red line of a report whose matches overflowed their event log ("" when none
+    did): every count made from the events table is then a lower bound."""
+    if "events_dropped" not in matches.columns:
+        return ""
+    hit = matches.filter(pl.col("events_dropped").fill_null(0) > 0)
+    if hit.height == 0:
+        return ""
+    return (f"<p class='failed'>{hit.height} of {matches.height} matches logged more events "
+            f"than their log holds ({int(hit['events_dropped'].sum())} rows not stored, "
+            "<code>matches.events_dropped</code>): counts made from events (cascades, "
+            "content usage) undercount them. Raise sim.world.state.Capacity.events.</p>")
+
+
+def content_table(usage: pl.DataFrame) -> pl.DataFrame:
+    """metrics.content_usage pivoted for reading: one row per category × item, one
+    column per variant ("12.5% [4.1, 32.0]"), `dead in` naming the variants where it
+    is dead content, and `dead` (the row highlight)."""
+    if usage.height == 0:
+        return pl.DataFrame(schema={"category": pl.Utf8, "item": pl.Utf8})
+    cells = usage.with_columns(
+        pl.when(pl.col("share").is_not_null())
+        .then(pl.format("{}% [{}, {}]", *((pl.col(c) * 100).round(1).cast(pl.Utf8)
+                                          for c in ("share", "lo", "hi"))))
+        .otherwise(pl.lit("–")).alias("cell"),
+        pl.int_range(pl.len()).over("variant").alias("order"))
+    wide = cells.pivot(on="variant", index=["category", "item"], values="cell")
+    dead = (cells.group_by("category", "item")
+            .agg(pl.col("order").min(), pl.col("dead").any(),
+                 pl.col("variant").filter(pl.col("dead")).sort().str.join(", ")
+                 .alias("dead in")))
+    return (wide.join(dead, on=["category", "item"]).sort("order").drop("order")
+            .with_columns(pl.col("dead in").replace("", None)))
+
+
 def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
     """The report of `run_dir` as one HTML string."""
     run = load_run(run_dir)
@@ -209,6 +244,16 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
                    "Win rate by seat position (seating rotates with the match index).") +
             figure(charts.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
                    "Win rate by AI personality."))
+    usage = metrics.content_usage(run.matches, run.events, prov)
+    n_dead = usage.filter(pl.col("dead")).select("category", "item").unique().height
+    section("Content usage",
+            _table(content_table(usage), highlight="dead") +
+            f"<p class='muted'>Share of each variant's finished matches in which an item "
+            "was used at least once (units and buildings: built; techs: researched; "
+            "mechanics: their event), 95% Wilson intervals. Highlighted rows "
+            f"({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the matches of "
+            "some variant: dead content, a lever on it does nothing. Items are the "
+            "variants' tables as provenance.json recorded them.</p>")
     section("Near misses", _table(metrics.near_misses(run.turns, run.matches, run.events)) +
             "<p class='muted'>Dominance counters that reached 6–7 and reset (V18); "
             "Observatories lost to a city's fall (V17).</p>")
@@ -220,7 +265,8 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + failure_line(errors, run_dir) + "".join(sections) + "</body></html>")
+            + failure_line(errors, run_dir) + dropped_line(run.matches) + "".join(sections)
+            + "</body></html>")
 
 
 def _provenance(prov: dict[str, Any]) -> str:

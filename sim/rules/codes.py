@@ -74,20 +74,37 @@ COUNT_REGION, COUNT_POPULATION, COUNT_CITIES, COUNT_GOLD = range(len(SCORE_COUNT
 N_SCORE_COUNTS = len(SCORE_COUNTS)
 
 # ---------------------------------------------------------------- the per-turn record
-# turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter and
-# the gold stock, recorded after the turn's last seat played
-TURN_LOG_FIELDS = (*SCORE_TERMS, "score", "dominance", "gold_stock")
+# turn_log[turn, seat, field]: the score terms (points), the score, the V18 counter, the
+# gold stock, the cities held and the science stock, recorded after the turn's last seat
+# played; then, from index TURN_FIELDS on, the seat's units alive by type
+# (turn_log[turn, seat, TURN_FIELDS + unit type], one slot per unit type of the tables)
+TURN_LOG_FIELDS = (*SCORE_TERMS, "score", "dominance", "gold_stock", "cities_held",
+                   "science_stock")
 TURN_FIELDS = len(TURN_LOG_FIELDS)
 LOG_SCORE = TURN_LOG_FIELDS.index("score")
 LOG_DOMINANCE = TURN_LOG_FIELDS.index("dominance")
 LOG_GOLD_STOCK = TURN_LOG_FIELDS.index("gold_stock")
+LOG_CITIES_HELD = TURN_LOG_FIELDS.index("cities_held")
+LOG_SCIENCE_STOCK = TURN_LOG_FIELDS.index("science_stock")
+
+# ---------------------------------------------------------------- why a unit was disbanded
+# the c field of an unit_disbanded event: the disband command (D5, also the AI's) or
+# a treasury that could not pay upkeep (C: Economy)
+DISBAND_CAUSES = ("command", "upkeep")
+DISBAND_COMMAND, DISBAND_UPKEEP = range(len(DISBAND_CAUSES))
 
 # ---------------------------------------------------------------- the event log
 # Each event is one int64 row of these fields; what a, b and c hold depends on the kind.
 EVENT_COLUMNS = ("turn", "kind", "seat", "by", "city", "a", "b", "c")
 EVENT_FIELDS = len(EVENT_COLUMNS)
 (COL_TURN, COL_KIND, COL_SEAT, COL_BY, COL_CITY, COL_A, COL_B, COL_C) = range(EVENT_FIELDS)
-# kind: what seat / by / city / a / b hold
+# An attack row carries both damages in its c field: c = dealt + DAMAGE_SPLIT × taken,
+# so dealt = c % DAMAGE_SPLIT and taken = c // DAMAGE_SPLIT (both below DAMAGE_SPLIT:
+# damage is at most the tables' damage_scale, far below it).
+DAMAGE_SPLIT = 1 << 20
+# kind: what seat / by / city / a / b / c hold (a field not named is -1 for seat, by
+# and city, 0 for a, b and c). Owners are seat indices, NEUTRAL or BANDIT.
+# New kinds go at the end: a kind's code is its position, and outcome tables store names.
 EVENT_KINDS = {
     "capture": "seat=old owner (-2 village), by=capturer, city, a=unit",
     "capital_fall": "seat=old owner, by=capturer, city=fallen capital, a=new capital or -1",
@@ -105,16 +122,29 @@ EVENT_KINDS = {
     "found": "seat, city",
     "tile_bought": "seat, city, a=tile, b=price",
     "camp_cleared": "seat, a=camp, b=gold",
-    "built": "seat, city, a=item code",
+    "built": "seat, city, a=item code (every completed unit or building, C: Production queue)",
     "observatory_completed": "seat, city",
     "pact_end": "seat=target, a=pact slot",
-    "unit_disbanded": "seat, a=unit",
+    "unit_disbanded": "seat, a=unit, b=unit type, c=disband cause code (DISBAND_CAUSES)",
+    "attack": "seat=attacking side (-3 bandit), by=defending side (the target's owner: a seat, "
+              "-2 village, -3 bandit), city=target city or -1, a=attacker unit type (-1 "
+              "bandit), b=target unit type (-1 when the target is a city, or a bandit), "
+              "c=damage dealt to the target + DAMAGE_SPLIT × damage taken by the attacker "
+              "(T16: the preview's numbers, before HP is clipped at 0)",
+    "rush": "seat, city, a=item code, b=gold paid (C: Production queue)",
+    "research": "seat, a=tech, b=its cost in science (C: Research)",
+    "repair": "seat, city, a=HP, b=gold paid (the gold repair command, C: Cities)",
+    "repairs": "seat (-2 for the neutral villages), a=cities repaired, b=HP total: the "
+               "turn-start repair of one seat flow (of the neutral turn), only when non-zero",
+    "heals": "seat, a=units healed, b=HP total: the D3 healing of one seat flow, only when "
+             "non-zero",
 }
 EVENT_NAMES = tuple(EVENT_KINDS)
 (EV_CAPTURE, EV_CAPITAL_FALL, EV_TRANSFER, EV_KEPT, EV_ELIMINATED, EV_REVOLT_START,
  EV_REVOLT_END, EV_OBSERVATORY_QUEUED, EV_OBSERVATORY_LOST, EV_VICTORY, EV_TRUCE, EV_PACT,
  EV_UNREST, EV_FOUND, EV_TILE_BOUGHT, EV_CAMP_CLEARED, EV_BUILT, EV_OBSERVATORY_COMPLETED,
- EV_PACT_END, EV_UNIT_DISBANDED) = range(len(EVENT_NAMES))
+ EV_PACT_END, EV_UNIT_DISBANDED, EV_ATTACK, EV_RUSH, EV_RESEARCH, EV_REPAIR, EV_REPAIRS,
+ EV_HEALS) = range(len(EVENT_NAMES))
 
 # ---------------------------------------------------------------- commands (SCENARIOS.md)
 # scenario `do` names with a kernel command code; `play_turns` is handled in Python

@@ -125,9 +125,12 @@ _OWNER = {name: code for code, name in OWNER_NAMES.items()}
 # which event field fills the generic `value` column, and which the `detail` column
 _VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
           "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
-          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit"}
+          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit",
+          "unit_disbanded": "unit", "attack": "damage", "rush": "gold", "research": "cost",
+          "repair": "hp", "repairs": "hp", "heals": "hp"}
 _DETAIL = {"victory": "victory", "built": "item", "revolt_start": "cause",
-           "revolt_end": "cause"}
+           "revolt_end": "cause", "unit_disbanded": "type", "attack": "attacker",
+           "rush": "item", "research": "tech"}
 
 
 def _owner(value: Any) -> int | None:
@@ -176,6 +179,8 @@ def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id
         e["value"].append(value if isinstance(value, int) else None)
         detail = ev.get(_DETAIL.get(kind, ""), None)
         e["detail"].append(detail if isinstance(detail, str) else None)
+        for raw in ("a", "b", "c"):
+            e[raw].append(ev[raw])
     t = cols["turns"]
     rows = result["turns"]
     t["match_id"].extend([match_id] * len(rows))

@@ -46,7 +46,7 @@ from sim.outputs.store import (
 )
 from sim.rules.tables import Tables
 from sim.runner.chunk import RunSettings, error_frames, play_chunk, settings_for
-from sim.runner.experiments import ChunkSpec, Experiment
+from sim.runner.experiments import ChunkSpec, Experiment, Variant
 from sim.runner.pool import LocalPool, Outcome
 
 MAX_ATTEMPTS = 3
@@ -92,6 +92,15 @@ def fingerprint(experiment: Experiment, chunk_size: int) -> dict[str, Any]:
             "tables_hashes": {v.id: v.tables_hash for v in experiment.variants}}
 
 
+def item_order(variant: Variant) -> dict[str, list[str]]:
+    """The variant's units, buildings and techs in code order: the order of the `units`
+    list column of `turns` and of the item codes in events (docs/outcomes.md)."""
+    t = variant.tables
+    if t is not None:
+        return {"units": t.unit_names, "buildings": t.building_names, "techs": t.tech_names}
+    return {k: sorted(variant.resolved.get(k, {})) for k in ("units", "buildings", "techs")}
+
+
 def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                started: str) -> dict[str, Any]:
     spec = experiment.spec
@@ -114,7 +123,8 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                    "map=0, ai=1, events=2; never the variant",
         "baseline": experiment.baseline,
         "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
-                      "tables": v.resolved} for v in experiment.variants],
+                      "items": item_order(v), "tables": v.resolved}
+                     for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
         "started": started, "finished": None,
     }

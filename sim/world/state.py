@@ -27,7 +27,7 @@ class Capacity(NamedTuple):
     units: int = 2048
     camps: int = 24
     pacts: int = 8
-    events: int = 4096
+    events: int = 8192  # rows; the most a measured match logged is ~2,500 (docs/outcomes.md)
 
 
 # State is one numpy record (a structured scalar) rather than a NamedTuple of

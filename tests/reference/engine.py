@@ -8,8 +8,9 @@ keyed by axial coordinates and by the *names* of units, buildings, techs and
 cards. It reads balance values from the validated tables model (`tables.model`),
 never from the compiled arrays, and shares no code with sim/kernels: the only
 engine imports are the state record's encoding (`empty_state`, STATE_DOC codes)
-and the event kind names of sim.kernels.rules.events, used by the two converters
-`position_from_state` / `state_from_position` and nowhere in the rules.
+and the event row encoding of sim.rules.codes (kind names, the attack row's
+DAMAGE_SPLIT, DISBAND_CAUSES), used by the converters `position_from_state` /
+`state_from_position` and by `Position.log`'s callers, never in a rule's arithmetic.
 
 Where the rules are silent and the engine documents a choice (which unit a
 short treasury disbands, the order events are logged, the tile a new unit
@@ -29,6 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sim.rules.codes import (
+    DAMAGE_SPLIT,
+    DISBAND_CAUSES,
     EVENT_NAMES,
 )
 
@@ -89,6 +92,10 @@ class EngineRules:
         if name in self.m.units:
             return self.unit_order.index(name)
         return len(self.unit_order) + self.building_order.index(name)
+
+    def unit_code(self, name: str) -> int:
+        """A unit type's code in the event log; -1 for a bandit (bandits have no type)."""
+        return -1 if name == "bandit" else self.unit_order.index(name)
 
     def item_name(self, code: int) -> str:
         n = len(self.unit_order)
@@ -227,7 +234,7 @@ class Position:
     victory: str | None = None
     events: list[Event] = field(default_factory=list)
     n_events: int = 0
-    event_capacity: int = 4096
+    event_capacity: int = 8192
     unit_capacity: int = 2048
     rng_events: int = 0
 
@@ -477,6 +484,15 @@ def attack_in_place(pos: Position, rules: EngineRules, unit_id: int, target_at: 
     if preview.refusals:
         return preview
     attacker = pos.units[unit_id]
+    damages = preview.damage_to_target + DAMAGE_SPLIT * preview.damage_to_attacker
+    if preview.kind == "city":
+        target = pos.cities[preview.target]
+        pos.log("attack", owner_code(seat), owner_code(target.owner), target.id,
+                rules.unit_code(attacker.type), -1, damages)
+    else:
+        target = pos.units[preview.target]
+        pos.log("attack", owner_code(seat), owner_code(target.owner), -1,
+                rules.unit_code(attacker.type), rules.unit_code(target.type), damages)
     if preview.kind == "city":
         city = pos.cities[preview.target]
         city.hp = max(city.hp - preview.damage_to_target, 0)
@@ -739,7 +755,8 @@ def flow_income(pos: Position, rules: EngineRules, seat: int) -> None:
         if over * m.economy.upkeep_per_unit <= s.gold:
             break
         _kill(unit)
-        pos.log("unit_disbanded", seat, -1, -1, unit.id)
+        pos.log("unit_disbanded", seat, -1, -1, unit.id, rules.unit_code(unit.type),
+                DISBAND_CAUSES.index("upkeep"))
         over -= 1
     s.gold -= over * m.economy.upkeep_per_unit
 
@@ -816,6 +833,7 @@ def flow_growth_repair_revolt(pos: Position, rules: EngineRules, seat: int) -> N
     repairs repair_per_turn HP unless in revolt (V11); then revolt counters tick
     down (B8), and a revolt that reaches 0 ends."""
     m = rules.m
+    repaired = []
     for city in pos.cities_of(seat):
         need = rules.growth_cost(city.pop)
         if city.pop < m.city.max_population:
@@ -825,8 +843,12 @@ def flow_growth_repair_revolt(pos: Position, rules: EngineRules, seat: int) -> N
         else:
             city.food = min(city.food, need)
         if city.revolt == 0:
-            city.hp = min(city.hp + m.city.repair_per_turn,
-                          rules.max_hp(city.pop, city.buildings))
+            hp = min(city.hp + m.city.repair_per_turn, rules.max_hp(city.pop, city.buildings))
+            if hp > city.hp:
+                repaired.append(hp - city.hp)
+            city.hp = hp
+    if repaired:  # one row per flow: cities repaired, HP total
+        pos.log("repairs", seat, -1, -1, len(repaired), sum(repaired))
     for city in pos.cities_of(seat):
         if city.revolt <= 0:
             continue
@@ -886,6 +908,7 @@ def heal(pos: Position, rules: EngineRules, seat: int) -> None:
     cities, heal_in_region in its region, heal_elsewhere elsewhere, up to full HP."""
     c = rules.m.combat
     owners = None
+    healed = []
     for unit in pos.units:
         if unit.at is None or unit.owner != seat or unit.hp >= rules.full_hp(unit.type) \
                 or unit.moves_left < rules.moves(unit.type):
@@ -898,7 +921,12 @@ def heal(pos: Position, rules: EngineRules, seat: int) -> None:
             holder = owners.get(unit.at)
             gain = c.heal_in_region if holder is not None and \
                 pos.cities[holder].owner == seat else c.heal_elsewhere
-        unit.hp = min(unit.hp + gain, rules.full_hp(unit.type))
+        hp = min(unit.hp + gain, rules.full_hp(unit.type))
+        if hp > unit.hp:
+            healed.append(hp - unit.hp)
+        unit.hp = hp
+    if healed:  # one row per flow: units healed, HP total
+        pos.log("heals", seat, -1, -1, len(healed), sum(healed))
 
 
 def seat_turn_opens(pos: Position, rules: EngineRules, seat: int) -> Position:
@@ -956,9 +984,15 @@ def neutral_turn(pos: Position, rules: EngineRules) -> None:
     non-city neighbour (direction order) nearest the goal and nearer than where it
     stands."""
     m = rules.m
+    repaired = []
     for city in pos.cities:
         if city.owner == "neutral":
-            city.hp = min(city.hp + m.city.repair_per_turn, rules.max_hp(city.pop, city.buildings))
+            hp = min(city.hp + m.city.repair_per_turn, rules.max_hp(city.pop, city.buildings))
+            if hp > city.hp:
+                repaired.append(hp - city.hp)
+            city.hp = hp
+    if repaired:
+        pos.log("repairs", owner_code("neutral"), -1, -1, len(repaired), sum(repaired))
     nm = m.neutrals
     if pos.turn >= nm.bandit_first_spawn_turn and \
             (pos.turn - nm.bandit_first_spawn_turn) % nm.bandit_spawn_interval == 0:

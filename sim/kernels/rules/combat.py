@@ -30,8 +30,11 @@ from sim.kernels.rules.common import (
     unit_stat_defence,
     unit_stat_range,
 )
+from sim.kernels.rules.events import log_event
 from sim.rules.codes import (
     BANDIT,
+    DAMAGE_SPLIT,
+    EV_ATTACK,
     OK,
     PERCENT,
     R_ATTACK_OWN,
@@ -152,11 +155,19 @@ def resolve_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, tar
     """Perform the attack `attack_outcome` previews; returns its reason code.
 
     Units at 0 HP die; a city stops at 0 HP (it is taken by `enter`, V05).
-    Attacking ends the attacker's movement for the turn.
+    Attacking ends the attacker's movement for the turn. Every resolved attack is
+    logged (EV_ATTACK: sides, target, unit types, both damages).
     """
     why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, target_tile, seat)
     if why != OK:
         return why
+    if kind == TARGET_CITY:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_ATTACK, seat, st.city_owner[tid],
+                  tid, st.unit_type[unit], -1, to_target + DAMAGE_SPLIT * to_attacker)
+    else:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_ATTACK, seat, st.unit_owner[tid],
+                  -1, st.unit_type[unit], st.unit_type[tid],
+                  to_target + DAMAGE_SPLIT * to_attacker)
     if kind == TARGET_CITY:
         st.city_hp[tid] = max(st.city_hp[tid] - to_target, np.int64(0))
     else:

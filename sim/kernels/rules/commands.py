@@ -23,9 +23,13 @@ from sim.kernels.rules.territory import (
 from sim.rules.codes import (
     BUY_OK,
     BUY_REASON,
+    DISBAND_COMMAND,
     EV_CAMP_CLEARED,
     EV_FOUND,
     EV_OBSERVATORY_QUEUED,
+    EV_REPAIR,
+    EV_RESEARCH,
+    EV_RUSH,
     EV_TILE_BOUGHT,
     EV_TRUCE,
     EV_UNIT_DISBANDED,
@@ -332,6 +336,7 @@ def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64
     st.seat_gold[seat] -= price
     cost = tb.unit_cost[item] if item < n_units else tb.building_cost[item - n_units]
     st.city_production[city] = cost
+    log_event(st.event_log, st.n_events, st.turn[0], EV_RUSH, seat, -1, city, item, price, 0)
     return OK
 
 
@@ -348,6 +353,7 @@ def repair(st: State, tb: TableArrays, city: np.int64, hp: np.int64, seat: np.in
         return R_NO_GOLD
     st.seat_gold[seat] -= price
     st.city_hp[city] += hp
+    log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIR, seat, -1, city, hp, price, 0)
     return OK
 
 
@@ -365,6 +371,8 @@ def research(st: State, tb: TableArrays, tech: np.int64, seat: np.int64) -> np.i
         return R_NO_SCIENCE
     st.seat_science[seat] -= tb.tech_cost[tech]
     st.seat_techs[seat, tech] = 1
+    log_event(st.event_log, st.n_events, st.turn[0], EV_RESEARCH, seat, -1, -1, tech,
+              tb.tech_cost[tech], 0)
     return OK
 
 
@@ -405,6 +413,7 @@ def disband_unit(st: State, unit: np.int64, seat: np.int64) -> np.int64:
     why = _own_unit(st, unit, seat)
     if why != OK:
         return why
-    kill_unit(st, unit)
-    log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, unit, 0, 0)
+    kill_unit(st, unit)  # the slot keeps its unit_type
+    log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, unit,
+              st.unit_type[unit], DISBAND_COMMAND)
     return OK

@@ -38,9 +38,11 @@ from sim.rules.codes import (
     CARD_GOLD,
     CARD_PUBLIC_UNREST,
     CARD_SCIENCE,
+    DISBAND_UPKEEP,
     DOMINANCE,
     EV_BUILT,
     EV_OBSERVATORY_COMPLETED,
+    EV_REPAIRS,
     EV_REVOLT_END,
     EV_REVOLT_START,
     EV_UNIT_DISBANDED,
@@ -105,9 +107,9 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64) -> Non
     u = st.n_units[0] - 1
     while over * tb.upkeep_per_unit > st.seat_gold[seat] and u >= 0:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
-            kill_unit(st, u)
+            kill_unit(st, u)  # the slot keeps its unit_type
             log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, u,
-                      0, 0)
+                      st.unit_type[u], DISBAND_UPKEEP)
             over -= 1
         u -= 1
     st.seat_gold[seat] -= over * tb.upkeep_per_unit
@@ -166,7 +168,11 @@ def flow_production(st: State, tb: TableArrays, board: Board, seat: np.int64) ->
 
 @njit
 def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> None:
-    """Growth by food store, repair (not while in revolt, V11), revolt counters (B8)."""
+    """Growth by food store, repair (not while in revolt, V11), revolt counters (B8).
+
+    The repair is logged as one EV_REPAIRS row (cities repaired, HP total) when any."""
+    n_repaired = 0
+    hp_repaired = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat:
             continue
@@ -178,7 +184,14 @@ def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> Non
         else:
             st.city_food[c] = min(st.city_food[c], need)
         if st.city_revolt[c] == 0:
-            st.city_hp[c] = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
+            hp = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
+            if hp > st.city_hp[c]:
+                n_repaired += 1
+                hp_repaired += hp - st.city_hp[c]
+            st.city_hp[c] = hp
+    if n_repaired > 0:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, seat, -1, -1, n_repaired,
+                  hp_repaired, 0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_revolt[c] <= 0:
             continue

@@ -16,7 +16,9 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.common import unit_stat_hp, unit_stat_moves
+from sim.kernels.rules.events import log_event
 from sim.kernels.rules.territory import region_city_of
+from sim.rules.codes import EV_HEALS
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -26,7 +28,10 @@ if TYPE_CHECKING:
 
 @njit
 def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
-    """D3: heal the seat's idle damaged units (before its moves are reset)."""
+    """D3: heal the seat's idle damaged units (before its moves are reset); logged as one
+    EV_HEALS row (units healed, HP total) when any."""
+    n_healed = 0
+    hp_healed = 0
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
         if t < 0 or st.unit_owner[u] != seat:
@@ -47,4 +52,11 @@ def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None
                 gain = tb.heal_in_region
             else:
                 gain = tb.heal_elsewhere
-        st.unit_hp[u] = min(st.unit_hp[u] + gain, full)
+        hp = min(st.unit_hp[u] + gain, full)
+        if hp > st.unit_hp[u]:
+            n_healed += 1
+            hp_healed += hp - st.unit_hp[u]
+        st.unit_hp[u] = hp
+    if n_healed > 0:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_HEALS, seat, -1, -1, n_healed,
+                  hp_healed, 0)

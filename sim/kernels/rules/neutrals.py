@@ -22,7 +22,8 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.rules.combat import resolve_attack
 from sim.kernels.rules.common import free_tile_near, max_hp, spawn_unit, unit_stat_moves
-from sim.rules.codes import BANDIT, FAR, NEUTRAL
+from sim.kernels.rules.events import log_event
+from sim.rules.codes import BANDIT, EV_REPAIRS, FAR, NEUTRAL
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -32,10 +33,20 @@ if TYPE_CHECKING:
 
 @njit
 def repair_villages(st: State, tb: TableArrays) -> None:
-    """D3: every neutral village below its max HP repairs repair_per_turn HP."""
+    """D3: every neutral village below its max HP repairs repair_per_turn HP; logged as
+    one EV_REPAIRS row of the neutral side (villages repaired, HP total) when any."""
+    n_repaired = 0
+    hp_repaired = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == NEUTRAL:
-            st.city_hp[c] = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
+            hp = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
+            if hp > st.city_hp[c]:
+                n_repaired += 1
+                hp_repaired += hp - st.city_hp[c]
+            st.city_hp[c] = hp
+    if n_repaired > 0:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, NEUTRAL, -1, -1,
+                  n_repaired, hp_repaired, 0)
 
 
 @njit

@@ -1,0 +1,156 @@
+"""Content usage: which units, buildings, techs and mechanics the AI ever uses.
+
+A balance lever on content nobody uses does nothing: raising the catapult's attack
+changes no match in which no catapult is built. `content_usage` counts, per
+variant, the finished matches in which each item was used at least once:
+
+* unit and building: a `built` event names it (starting units are not built);
+* tech: a `research` event names it;
+* mechanic: its event (`MECHANICS`: kind, and for a few the side that acted).
+  The mechanics are the engine's event kinds (sim.rules.codes.EVENT_KINDS, the
+  codes this layer may read), named for designers here.
+
+The item lists come from the run itself: each variant's units, buildings and techs
+as provenance.json recorded them (`variants[].items`, else the names of its
+resolved tables `variants[].tables`), so an item never used still gets its row
+with 0 %. A run folder without provenance
+lists the items its events name (and so cannot show one never used).
+
+Shares are over finished matches (sim.analysis._frames.finished) with Wilson
+intervals (sim.analysis.stats.wilson); an item used in fewer than DEAD_SHARE of
+them is flagged `dead`. Events beyond a match's log capacity are not stored
+(`matches.events_dropped`): such a match can only undercount, and `content_usage`
+counts how many there were in `matches_with_dropped_events`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from sim.analysis._frames import finished, sort_keys, wilson_columns
+from sim.rules.codes import NEUTRAL
+
+DEAD_SHARE = 0.05  # used in fewer than this share of finished matches: dead content
+CATEGORIES = ("unit", "building", "built", "tech", "mechanic")
+
+# mechanic name -> (event kind, whose row counts: "seat" = its seat is a seat index,
+# "village" = its seat is the neutral side (a village taken), None = any row)
+MECHANICS: dict[str, tuple[str, str | None]] = {
+    "attack": ("attack", "seat"),
+    "rush": ("rush", None),
+    "gold repair": ("repair", None),
+    "turn-start repair": ("repairs", "seat"),
+    "heal": ("heals", None),
+    "tile buying": ("tile_bought", None),
+    "founding": ("found", None),
+    "truce": ("truce", None),
+    "pact": ("pact", None),
+    "camp clearing": ("camp_cleared", None),
+    "village capture": ("capture", "village"),
+    "city capture": ("capture", "seat"),
+    "capital fall": ("capital_fall", None),
+    "capital-fall transfer": ("transfer", None),
+    "disband": ("unit_disbanded", None),
+    "unrest": ("unrest", None),
+    "observatory queued": ("observatory_queued", None),
+    "elimination": ("eliminated", None),
+}
+
+
+def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+    """Per variant id: {"unit": [...], "building": [...], "tech": [...]} in code order:
+    provenance's `variants[].items` (the order the runner recorded), else the names of
+    the variant's resolved tables sorted (the same order); {} without either."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for v in provenance.get("variants", []):
+        items = v.get("items") or {}
+        tables = v.get("tables") or {}
+        if "id" not in v or not (items or tables):
+            continue
+        out[v["id"]] = {category: list(items[key]) if key in items else sorted(tables.get(key, {}))
+                        for category, key in (("unit", "units"), ("building", "buildings"),
+                                              ("tech", "techs"))}
+    return out
+
+
+def _usage_events(events: pl.DataFrame) -> pl.DataFrame:
+    """(variant, match_index, kind, item) for every use the events show: kind "built"
+    or "tech" with the item's name, or "mechanic" with the MECHANICS name."""
+    parts = [events.filter(pl.col("kind").is_in(["built", "research"]),
+                           pl.col("detail").is_not_null())
+             .select("variant", "match_index",
+                     pl.when(pl.col("kind") == "built").then(pl.lit("built"))
+                     .otherwise(pl.lit("tech")).alias("kind"),
+                     pl.col("detail").alias("item"))]
+    for name, (kind, side) in MECHANICS.items():
+        rows = events.filter(pl.col("kind") == kind)
+        if side == "seat":  # a seat acted (a capture: a seat's city was taken)
+            rows = rows.filter(pl.col("seat") >= 0)
+        elif side == "village":
+            rows = rows.filter(pl.col("seat") == NEUTRAL)
+        parts.append(rows.select("variant", "match_index", pl.lit("mechanic").alias("kind"),
+                                 pl.lit(name).alias("item")))
+    return pl.concat(parts).unique()
+
+
+def content_usage(matches: pl.DataFrame, events: pl.DataFrame,
+                  provenance: dict[str, Any] | None = None, confidence: float = 0.95,
+                  dead_below: float = DEAD_SHARE) -> pl.DataFrame:
+    """One row per variant × item: how many finished matches used it at least once.
+
+    Columns: variant, category (unit, building, tech, mechanic; "built" for an item
+    its events name but no recorded tables list), item, matches (finished matches
+    of the variant), used (those that used the item), share (used / matches, null
+    with no finished match), lo, hi (Wilson interval at `confidence`), dead (share
+    below `dead_below`: a lever on it does nothing), matches_with_dropped_events
+    (finished matches whose event log overflowed, so `used` may undercount).
+    Items: the variant's tables in `provenance` (item_lists), plus any name its
+    events show; mechanics: MECHANICS, in that order. Sorted by variant, category
+    (CATEGORIES order), then the tables' order.
+    """
+    done = finished(matches).select("variant", "match_index", "events_dropped")
+    per_variant = done.group_by("variant").agg(
+        pl.len().cast(pl.Int64).alias("matches"),
+        (pl.col("events_dropped").fill_null(0) > 0).sum().cast(pl.Int64)
+        .alias("matches_with_dropped_events"))
+    uses = _usage_events(events).join(done.select("variant", "match_index"),
+                                      on=["variant", "match_index"], how="semi")
+    lists = item_lists(provenance or {})
+    rows: list[tuple[str, str, str, str, int]] = []  # variant, category, kind, item, rank
+    for variant in sorted(set(done.get_column("variant").to_list()) | set(lists)):
+        known = lists.get(variant, {"unit": [], "building": [], "tech": []})
+        mine = uses.filter(pl.col("variant") == variant)
+        seen = {k: sorted(mine.filter(pl.col("kind") == k).get_column("item").unique())
+                for k in ("built", "tech")}
+        listed = [("unit", "built", known["unit"]), ("building", "built", known["building"]),
+                  ("tech", "tech", known["tech"])]
+        extra = [("built", "built", [n for n in seen["built"]
+                                     if n not in known["unit"] and n not in known["building"]]),
+                 ("tech", "tech", [n for n in seen["tech"] if n not in known["tech"]])]
+        rank = 0
+        for category, kind, items in [*listed, *extra, ("mechanic", "mechanic",
+                                                         list(MECHANICS))]:
+            for item in items:
+                rows.append((variant, category, kind, item, rank))
+                rank += 1
+    spine = pl.DataFrame(rows, schema={"variant": pl.Utf8, "category": pl.Utf8,
+                                       "kind": pl.Utf8, "item": pl.Utf8, "rank": pl.Int64},
+                         orient="row")
+    counted = uses.group_by("variant", "kind", "item").agg(
+        pl.col("match_index").n_unique().cast(pl.Int64).alias("used"))
+    out = (spine.join(counted, on=["variant", "kind", "item"], how="left")
+           .join(per_variant, on="variant", how="left")
+           .with_columns(pl.col("used", "matches", "matches_with_dropped_events").fill_null(0))
+           .with_columns(pl.when(pl.col("matches") > 0)
+                         .then(pl.col("used") / pl.col("matches")).alias("share")))
+    out = wilson_columns(out, "used", "matches", confidence)
+    out = out.with_columns(pl.col("share").is_not_null().and_(pl.col("share") < dead_below)
+                           .alias("dead"))
+    out = sort_keys(out, ["variant", "category", "rank"], {"category": CATEGORIES})
+    return out.select("variant", "category", "item", "matches", "used", "share", "lo", "hi",
+                      "dead", "matches_with_dropped_events")
+
+
+__all__ = ["CATEGORIES", "DEAD_SHARE", "MECHANICS", "content_usage", "item_lists"]
