@@ -256,6 +256,7 @@ class AIDiplomacyT(_Model):
     peace_window: Annotated[int, Field(ge=0, le=1000)]
     peace_threat_radius: Steps
     peace_min_units: Annotated[int, Field(ge=1, le=100)]
+    peace_from_prosperity: bool
 
 
 class AIDefenceT(_Model):

@@ -3,7 +3,9 @@
 A seat joins (or refreshes) a pact against any seat whose dominance counter
 reached the pact trigger (V18) or that announced the Observatory (V16), and buys
 a truce (V07) from the rival pressing it hardest soon after losing a city; the
-thresholds are `[ai.diplomacy]`.
+thresholds are `[ai.diplomacy]`. It never buys a truce from a seat with the
+Observatory queued, nor (unless peace_from_prosperity) from one that knows its
+tech: a truce would shield the science victory from it (V16, D8).
 """
 
 from __future__ import annotations
@@ -73,7 +75,9 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
                 worst, worst_n = x, near
         if worst >= 0 and worst_n >= ai.peace_min_units and \
                 st.seat_dominance[worst] < tb.pact_dominance_trigger and \
-                observatory_queued_by(st, tb, worst) < 0:
+                observatory_queued_by(st, tb, worst) < 0 and \
+                (ai.peace_from_prosperity or tb.observatory_tech < 0 or
+                 not st.seat_techs[worst, tb.observatory_tech]):
             buy_truce(st, tb, worst, seat)
 
 
