@@ -81,7 +81,7 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities)
-    if not run_match_held(_holder(st), _holder(tables.arrays(length)), board, rng_map,
+    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length)), board, rng_map,
                           np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
@@ -267,6 +267,25 @@ def _holder(record: np.record) -> np.ndarray:
     if not isinstance(base, np.ndarray) or base.shape != (1,):
         raise TypeError("the record is not element 0 of a (1,) record array")
     return base.view(np.ndarray)
+
+
+def _tables_holder(record: np.record) -> np.ndarray:
+    """`_holder` of a tables record; a record that lost its holder (unpickled in a
+    worker process: pickle keeps the record, not the array it was element 0 of) is
+    copied into a new (1,) array once and remembered there."""
+    base = record.base
+    if isinstance(base, np.ndarray) and base.shape == (1,):
+        return base.view(np.ndarray)
+    held = _HELD_TABLES.get(id(record))
+    if held is None or held[0] is not record:
+        holder = np.empty(1, dtype=record.dtype)
+        holder[0] = record
+        held = (record, holder)
+        _HELD_TABLES[id(record)] = held
+    return held[1]
+
+
+_HELD_TABLES: dict[int, tuple[np.record, np.ndarray]] = {}
 
 
 def new_path_table(n_tiles: int) -> np.ndarray:
