@@ -132,3 +132,15 @@ def test_d7_unspent_science_is_reported_per_seat():
     rows = outcome(st, tables, board, log, 3, 1)["seats"]
     assert [r["science_unspent"] for r in rows] == \
         [int(st.seat_science[s]) for s in range(int(st.n_seats[0]))]
+
+
+def test_tables_unpickled_in_a_worker_play_the_same_match(tables):
+    """A worker receives pickled tables whose cached record lost its (1,) holder;
+    play_match still plays, and plays the same match."""
+    import pickle
+
+    tables.arrays()
+    copy = pickle.loads(pickle.dumps(tables))
+    a, _b, _l = play_match(tables, 3, 1, n_seats=2, length="short")
+    b, _b2, _l2 = play_match(copy, 3, 1, n_seats=2, length="short")
+    assert a.event_log[: a.n_events[0]].tolist() == b.event_log[: b.n_events[0]].tolist()
