@@ -167,24 +167,29 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
             unit = pick_unit(st, tb, ai, seat, ranged)
             if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
                 values[unit] = u_val
+    for b in range(n_b):
+        v = building_value(st, tb, ai, seat, city, b, threat, obs_home)
+        if v > 0 and queue_check(st, tb, city, n_units + b, seat) == OK:
+            values[n_units + b] = v
     # settler, when a site is in reach of this city: worth its expansion and the score
-    # a city brings (T13)
+    # a city brings (T13). The site search (the costly part) runs only when the settler
+    # could be drawn: at or below the others' band floor its weight is 0 anyway.
     if n_cities + n_settlers < tb.quota and n_settlers < ai.max_settlers and threat == 0:
         for u in range(n_units):
             if tb.unit_founds_city[u] and queue_check(st, tb, city, u, seat) == OK:
                 points = tb.w_city + DISC_SIZES[tb.ring_radius] * tb.w_region
                 v = w[W_EXPANSION] * ai.settler_expansion_value - \
                     n_cities * ai.settler_city_cost + points * ai.score_value_pct // PERCENT
-                if v > 0:
+                others = np.int64(0)
+                for i in range(n_units + n_b):
+                    others = max(others, values[i])
+                floor = others - max(others * ai.band_pct // PERCENT, np.int64(1))
+                if v > 0 and (others <= 0 or v > floor):
                     site, _steps = best_site(st, tb, ai, board, path, seat, st.city_tile[city],
                                              tile_city)
                     if site >= 0:
                         values[u] = v
                 break
-    for b in range(n_b):
-        v = building_value(st, tb, ai, seat, city, b, threat, obs_home)
-        if v > 0 and queue_check(st, tb, city, n_units + b, seat) == OK:
-            values[n_units + b] = v
     return graded_pick(st, seat, values, n_units + n_b, ai.band_pct)
 
 
