@@ -34,8 +34,7 @@ from sim.kernels.ai.threats import (
     war_target,
     war_time,
 )
-from sim.kernels.rules.common import is_military
-from sim.kernels.rules.territory import territory_and_score
+from sim.kernels.rules.common import is_military, territory_and_scores
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -62,12 +61,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
-    n = st.n_seats[0]
-    tile_city, _terms, _counts, score, _rank = territory_and_score(
-        board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop, st.city_buildings,
-        st.tile_bought_by[: st.n_tiles[0]], st.seat_gold[:n], st.seat_alive[:n],
-        tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
-        tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+    tile_city, _terms, _counts, score, _rank = territory_and_scores(st, tb, board)
     target = war_target(st, tb, ai, board, seat, score)
     alarm = observatory_alarm(st, tb, ai, board, seat)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))

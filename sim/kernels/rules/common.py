@@ -48,15 +48,32 @@ def regions(st: State, tb: TableArrays, board: Board) -> np.ndarray:
 
 
 @njit
-def scores(st: State, tb: TableArrays, board: Board):
-    """(terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the current state (T10–T13)."""
+def territory_and_scores(st: State, tb: TableArrays, board: Board):
+    """(tile_city (T,), terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the
+    current state, in one resolve (T08, T10–T13)."""
     n = st.n_seats[0]
-    _tile_city, terms, counts, score, rank = territory_and_score(
+    return territory_and_score(
         board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop, st.city_buildings,
         st.tile_bought_by[: st.n_tiles[0]], st.seat_gold[:n], st.seat_alive[:n],
         tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
         tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+
+
+@njit
+def scores(st: State, tb: TableArrays, board: Board):
+    """(terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the current state (T10–T13)."""
+    _tile_city, terms, counts, score, rank = territory_and_scores(st, tb, board)
     return terms, counts, score, rank
+
+
+@njit
+def repair_city(st: State, tb: TableArrays, city: np.int64) -> np.int64:
+    """Turn-start repair of `city` (C: Cities; D3 for villages): repair_per_turn HP up
+    to its max; returns the HP gained."""
+    hp = min(st.city_hp[city] + tb.repair_per_turn, max_hp(st, tb, city))
+    gained = max(hp - st.city_hp[city], np.int64(0))
+    st.city_hp[city] = hp
+    return gained
 
 
 @njit

@@ -23,6 +23,7 @@ from sim.kernels.rules.common import (
     kill_unit,
     max_hp,
     regions,
+    repair_city,
     scores,
     spawn_unit,
     unit_stat_moves,
@@ -184,11 +185,10 @@ def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> Non
         else:
             st.city_food[c] = min(st.city_food[c], need)
         if st.city_revolt[c] == 0:
-            hp = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
-            if hp > st.city_hp[c]:
+            gained = repair_city(st, tb, c)
+            if gained > 0:
                 n_repaired += 1
-                hp_repaired += hp - st.city_hp[c]
-            st.city_hp[c] = hp
+                hp_repaired += gained
     if n_repaired > 0:
         log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, seat, -1, -1, n_repaired,
                   hp_repaired, 0)

@@ -21,7 +21,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.combat import resolve_attack
-from sim.kernels.rules.common import free_tile_near, max_hp, spawn_unit, unit_stat_moves
+from sim.kernels.rules.common import free_tile_near, repair_city, spawn_unit, unit_stat_moves
 from sim.kernels.rules.events import log_event
 from sim.rules.codes import BANDIT, EV_REPAIRS, FAR, NEUTRAL
 
@@ -39,11 +39,10 @@ def repair_villages(st: State, tb: TableArrays) -> None:
     hp_repaired = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == NEUTRAL:
-            hp = min(st.city_hp[c] + tb.repair_per_turn, max_hp(st, tb, c))
-            if hp > st.city_hp[c]:
+            gained = repair_city(st, tb, c)
+            if gained > 0:
                 n_repaired += 1
-                hp_repaired += hp - st.city_hp[c]
-            st.city_hp[c] = hp
+                hp_repaired += gained
     if n_repaired > 0:
         log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, NEUTRAL, -1, -1,
                   n_repaired, hp_repaired, 0)
