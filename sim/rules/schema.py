@@ -316,6 +316,7 @@ class AIBuildingsT(_Model):
     score_building_late_value: AIValue
     late_game_pct: Pct
     revolt_building_value: AIValue
+    revolt_war_value: AIValue
     science_victory_value: AIValue
     building_value_scale: AIScale
     building_cost_offset: AIScale

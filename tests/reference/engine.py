@@ -339,13 +339,20 @@ def pact_together(pos: Position, a: Owner, b: Owner) -> bool:
     return any(p.target is not None and a in p.members and b in p.members for p in pos.pacts)
 
 
+def pact_against(pos: Position, seat: Owner, target: Owner) -> bool:
+    """`seat` is a member of a live pact against `target`."""
+    return any(p.target == target and seat in p.members for p in pos.pacts)
+
+
 def protection_refusals(pos: Position, seat: Owner, owner: Owner) -> set[str]:
-    """V07: what stops `seat` from attacking (or entering the cities of) `owner`."""
+    """V07: what stops `seat` from attacking (or entering the cities of) `owner`.
+    The pact's target is not protected (our reading: not by a truce with a member
+    either, so a truce cannot shield an announced Observatory from the pact)."""
     out: set[str] = set()
     if owner == seat:
         out.add("R_ATTACK_OWN")
         return out
-    if truce_between(pos, seat, owner):
+    if truce_between(pos, seat, owner) and not pact_against(pos, seat, owner):
         out.add("R_TRUCE")
     if pact_together(pos, seat, owner):
         out.add("R_PACT")
@@ -592,12 +599,15 @@ def capital_fall(pos: Position, rules: EngineRules, fallen: City, old: int, by: 
     Cities of `old` within capital_fall_radius steps (inclusive) of the fallen
     capital pass to `by` at once (V12) with population, HP and food (V09), queue
     and production wiped (V09, V17), in revolt for transfer_turns minus the Divan's
-    shortening (V11, V13). The others stay. The most populous remaining city is the
+    shortening (V11; V13: a Divan in the city or one the capturer held at the
+    fall). The others stay. The most populous remaining city is the
     new capital, ties to the lowest ID; with none left, `old` is out (V10, V02).
     """
     m = rules.m
     row = pos.log("capital_fall", old, by, fallen.id, -1)
     pos.seats[old].capital = None
+    # V13, our reading: the capturer's Divans at the fall count too (fallen capital included)
+    capturer_held = {b for c in pos.cities if c.owner == by for b in c.buildings}
     for city in pos.cities:
         if city is fallen or city.owner != old:
             continue
@@ -606,7 +616,7 @@ def capital_fall(pos: Position, rules: EngineRules, fallen: City, old: int, by: 
             city.owner = by
             city.capital = False
             turns = m.revolt.transfer_turns
-            for b in city.buildings:
+            for b in set(city.buildings) | capturer_held:
                 turns -= m.buildings[b].revolt_shorten            # V13: Divan
             turns = max(turns, 0)
             city.revolt = turns

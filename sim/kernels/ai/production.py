@@ -10,10 +10,10 @@ built and a small change to a unit's stats is a small change in how often it
 is built. A settler while a site is in reach (T07, B1), worth the score a city
 brings (T13). Buildings by their yields times the personality weights, their
 score points (T14) and, for a defence building, the threat; the Observatory
-(V16) only in the seat's best production city. A building that only shortens
-the revolt of a city its seat would lose (the Divan: V13 shortens the revolt of
-the city it stands in, which is the capturer's) is worth revolt_building_value
-to its builder. Queueing goes through `queue_item`, the command a scenario's
+(V16) only in the seat's best production city. A building that shortens
+transferred revolts (the Divan, V13; in our reading also those of the cities
+its seat takes by a capital fall) is worth its military weight and war to a
+seat that holds none yet. Queueing goes through `queue_item`, the command a scenario's
 `queue` uses.
 """
 
@@ -28,7 +28,7 @@ from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
-from sim.kernels.rules.commands import queue_check, queue_item
+from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
 from sim.kernels.rules.common import cities_held, city_yields, is_military
 from sim.kernels.rules.territory import node_income
 from sim.rules.codes import (
@@ -101,7 +101,7 @@ def can_build_role(st: State, tb: TableArrays, seat: np.int64, ranged: bool) -> 
 
 @njit
 def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, city: np.int64,
-                   b: np.int64, threat: np.int64, obs_home: np.int64) -> np.int64:
+                   b: np.int64, threat: np.int64, obs_home: np.int64, at_war: bool) -> np.int64:
     """Utility of queueing building `b` in `city` (0: not wanted), before the cost."""
     w = ai.weights
     y = tb.building_yield[b]
@@ -116,8 +116,12 @@ def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, cit
             in_score_phase(st, ai)
         v += tb.building_score_points[b] * (ai.score_building_late_value if late
                                             else ai.score_building_value)
-    if tb.building_revolt_shorten[b] > 0:
-        v += ai.revolt_building_value
+    # V13, our reading: a Divan also shortens the revolts of the cities its seat takes
+    # by a capital fall, so one serves them all and a second adds nothing
+    if tb.building_revolt_shorten[b] > 0 and not seat_has_building(st, tb, seat, b):
+        v += ai.revolt_building_value * w[W_MILITARY] // PERCENT
+        if at_war:
+            v += ai.revolt_war_value
     if tb.building_science_victory[b]:
         if city != obs_home:
             return 0
@@ -168,7 +172,7 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
             if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
                 values[unit] = u_val
     for b in range(n_b):
-        v = building_value(st, tb, ai, seat, city, b, threat, obs_home)
+        v = building_value(st, tb, ai, seat, city, b, threat, obs_home, at_war)
         if v > 0 and queue_check(st, tb, city, n_units + b, seat) == OK:
             values[n_units + b] = v
     # settler, when a site is in reach of this city: worth its expansion and the score

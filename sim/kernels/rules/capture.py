@@ -89,13 +89,34 @@ def _wipe_queue(st: State, tb: TableArrays, city: np.int64, by: np.int64) -> Non
 
 
 @njit
-def revolt_turns_for_transfer(st: State, tb: TableArrays, city: np.int64) -> np.int64:
-    """V11 length minus the Divan's shortening (V13), never below 0."""
+def revolt_turns_for_transfer(st: State, tb: TableArrays, city: np.int64,
+                              capturer_held: np.ndarray) -> np.int64:
+    """V11 length minus the Divan's shortening (V13), never below 0.
+
+    Our reading of V13 ("the Divan shortens the duration" of the prize's delay):
+    a Divan shortens the transferred revolt when it stands in the transferred
+    city or when the capturer held one at the fall (the fallen capital, already
+    the capturer's by V05, included; the cities passing with it are not), so
+    the building serves the seat that builds it. Each building type shortens
+    once. capturer_held: (B,) bool, from `buildings_held` before the transfers.
+    """
     turns = tb.revolt_transfer_turns
     for b in range(tb.building_revolt_shorten.shape[0]):
-        if st.city_buildings[city, b]:
+        if st.city_buildings[city, b] or capturer_held[b]:
             turns -= tb.building_revolt_shorten[b]
     return max(turns, np.int64(0))
+
+
+@njit
+def buildings_held(st: State, tb: TableArrays, seat: np.int64) -> np.ndarray:
+    """(B,) bool: `seat` holds that building in at least one of its cities."""
+    held = np.zeros(tb.building_revolt_shorten.shape[0], dtype=np.bool_)
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            for b in range(held.shape[0]):
+                if st.city_buildings[c, b]:
+                    held[b] = True
+    return held
 
 
 @njit
@@ -168,7 +189,8 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
 
     Cities of `old` within capital_fall_radius steps (inclusive) of the fallen
     capital pass to `by` at once (V12) keeping population, HP and food (V09),
-    queue and production wiped, in revolt (V11, shortened by a Divan: V13).
+    queue and production wiped, in revolt (V11, shortened by a Divan in the city or held by
+    the capturer: V13).
     Cities beyond stay with `old`, whose new capital is its most populous
     remaining city, ties to the lowest ID. No city left: eliminated (V10).
     A unit of `old` standing in a transferred city steps out to the first free
@@ -179,6 +201,8 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
     fall_row = log_event(st.event_log, st.n_events, st.turn[0], EV_CAPITAL_FALL, old, by, fallen,
                          -1, 0, 0)
     st.seat_capital[old] = -1
+    # before any transfer, so the order cities pass in does not matter (V13 reading)
+    capturer_held = buildings_held(st, tb, by)
     for c in range(st.n_cities[0]):
         if c == fallen or st.city_tile[c] < 0 or st.city_owner[c] != old:
             continue
@@ -186,7 +210,7 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
             _wipe_queue(st, tb, c, by)
             st.city_owner[c] = by
             st.city_capital[c] = 0
-            turns = revolt_turns_for_transfer(st, tb, c)
+            turns = revolt_turns_for_transfer(st, tb, c, capturer_held)
             st.city_revolt[c] = turns
             st.city_revolt_cause[c] = REVOLT_TRANSFER if turns > 0 else 0
             log_event(st.event_log, st.n_events, st.turn[0], EV_TRANSFER, old, by, c, fall_row,

@@ -25,6 +25,7 @@ from sim.jit import njit
 from sim.kernels.rules.common import (
     in_pact_together,
     kill_unit,
+    pact_against,
     truce_between,
     unit_stat_attack,
     unit_stat_defence,
@@ -82,11 +83,16 @@ def unit_defence_strength(st: State, tb: TableArrays, unit: np.int64) -> np.int6
 
 @njit
 def may_attack_owner(st: State, seat: np.int64, owner: np.int64) -> np.int64:
-    """OK, or why `seat` may not attack what `owner` holds (V07): own, truce, pact."""
+    """OK, or why `seat` may not attack what `owner` holds (V07): own, truce, pact.
+
+    The pact's target is not protected: our reading, not by a truce with one of the
+    pact's members either (a truce could otherwise shield an announced Observatory
+    or a running dominance counter from the very pact formed against it).
+    """
     if owner == seat:
         return R_ATTACK_OWN
     if owner >= 0 and seat >= 0:
-        if truce_between(st, seat, owner):
+        if truce_between(st, seat, owner) and not pact_against(st, seat, owner):
             return R_TRUCE
         if in_pact_together(st, seat, owner):
             return R_PACT

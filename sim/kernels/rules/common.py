@@ -95,6 +95,16 @@ def in_pact_together(st: State, a: np.int64, b: np.int64) -> bool:
 
 
 @njit
+def pact_against(st: State, seat: np.int64, target: np.int64) -> bool:
+    """True when `seat` is a member of a live pact whose target is `target` (V07:
+    the pact's target is not protected, our reading: not by a truce either)."""
+    for p in range(st.pact_target.shape[0]):
+        if st.pact_target[p] == target and st.pact_members[p, seat]:
+            return True
+    return False
+
+
+@njit
 def truce_between(st: State, a: np.int64, b: np.int64) -> bool:
     return a >= 0 and b >= 0 and a != b and st.truce_turns[a, b] > 0
 
