@@ -137,17 +137,20 @@ def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
 def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
                 u: np.int64, seat: np.int64, target: np.int64, hold: np.int64, assault: bool,
                 alarm: np.ndarray, answered: np.ndarray,
-                score: np.ndarray) -> None:
+                score: np.ndarray, straight: bool) -> None:
     """One fighting unit: capture, attack, else defend a threatened city, march on the
     war target (`target` >= 0; no closer than `hold` steps until the assault, so the
     army arrives as one wave), clear a camp, or garrison. A melee unit next to the
     target in an assault waits for `siege`, which orders the strikes together.
-    alarm, answered: (C,) see threats.intruder_near."""
-    if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
-            try_attack(st, tb, ai, board, u, seat, assault, score):
-        return
+    alarm, answered: (C,) see threats.intruder_near. straight: the target is a
+    rival's announced Observatory (V16): a unit out of reach of it marches before it
+    strikes anything else on the way, so the army reaches the city in time."""
     utype = st.unit_type[u]
     reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
+    detour = not straight or board.distance[st.unit_tile[u], st.city_tile[target]] <= reach
+    if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
+            (detour and try_attack(st, tb, ai, board, u, seat, assault, score)):
+        return
     goal = intruder_near(st, tb, ai, board, seat, u, alarm, answered)
     stop = reach
     if goal < 0 and target >= 0:
@@ -312,7 +315,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
             if finishing:
                 own = nearest_rival_city(st, board, seat, st.unit_tile[u])
             unit_orders(st, tb, ai, board, path, u, seat, own, hold, assault, alarm,
-                        answered, score)
+                        answered, score, alarm_city >= 0 and own == alarm_city)
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
