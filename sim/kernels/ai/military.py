@@ -52,6 +52,40 @@ if TYPE_CHECKING:
 
 
 @njit
+def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64,
+                    seat: np.int64) -> bool:
+    """Whether try_attack has a tile to weigh: a city not the seat's, or another side's
+    unit, within the unit's reach (the tiles its loop skips are skipped here too).
+    Checked before calling it, so a unit with nothing in reach costs one scan.
+    disc: (T, DISC) board.disc."""
+    here = st.unit_tile[unit]
+    reach = max(tb.unit_range[st.unit_type[unit]], 1)
+    for k in range(1, DISC_SIZES[reach]):
+        t = disc[here, k]
+        if t < 0:
+            continue
+        site = st.tile_site[t]
+        if site >= 0:
+            if st.city_owner[site] != seat:
+                return True
+        elif st.tile_unit[t] >= 0 and st.unit_owner[st.tile_unit[t]] != seat:
+            return True
+    return False
+
+
+@njit
+def site_beside(st: State, neighbours: np.ndarray, unit: np.int64) -> bool:
+    """Whether a city or village stands next to `unit`: try_enter looks at nothing else.
+    neighbours: (T, 6) board.neighbours."""
+    here = st.unit_tile[unit]
+    for k in range(N_DIRECTIONS):
+        m = neighbours[here, k]
+        if m >= 0 and st.tile_site[m] >= 0:
+            return True
+    return False
+
+
+@njit
 def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.int64,
                seat: np.int64, assault: bool, score: np.ndarray) -> bool:
     """Attack the best target in reach when the combat preview favours it (T16).
@@ -143,8 +177,10 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     army arrives as one wave), clear a camp, or garrison. A melee unit next to the
     target in an assault waits for `siege`, which orders the strikes together.
     alarm, answered: (C,) see threats.intruder_near."""
-    if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
-            try_attack(st, tb, ai, board, u, seat, assault, score):
+    if (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) or \
+            besieging(st, tb, board, u, target, assault) or \
+            (strike_in_reach(st, tb, board.disc, u, seat) and
+             try_attack(st, tb, ai, board, u, seat, assault, score)):
         return
     utype = st.unit_type[u]
     reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
@@ -177,8 +213,10 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                     goal, best_d = t, d
     if goal >= 0:
         step_toward(st, tb, board, path, u, goal, seat, stop)
-        if st.unit_moves_left[u] > 0 and not try_enter(st, tb, board, u, seat) and \
-                not besieging(st, tb, board, u, target, assault):
+        if st.unit_moves_left[u] > 0 and \
+                not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
+                and not besieging(st, tb, board, u, target, assault) and \
+                strike_in_reach(st, tb, board.disc, u, seat):
             try_attack(st, tb, ai, board, u, seat, assault, score)
 
 
@@ -186,11 +224,11 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
 def besieging(st: State, tb: TableArrays, board: Board, u: np.int64, target: np.int64,
               assault: bool) -> bool:
     """A melee unit with moves left next to the assaulted target city (HP above 0)."""
+    distance = board.distance  # board's last use: numba drops its references here
     if not assault or target < 0 or st.city_hp[target] <= 0 or st.unit_moves_left[u] <= 0:
         return False
     utype = st.unit_type[u]
-    return tb.unit_range[utype] == 0 and \
-        board.distance[st.unit_tile[u], st.city_tile[target]] == 1
+    return tb.unit_range[utype] == 0 and distance[st.unit_tile[u], st.city_tile[target]] == 1
 
 
 @njit
@@ -227,7 +265,8 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
         u = st.tile_unit[m]
         if u >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 and \
                 is_military(tb, st.unit_type[u]):
-            if not try_enter(st, tb, board, u, seat):
+            if not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
+                    and strike_in_reach(st, tb, board.disc, u, seat):
                 try_attack(st, tb, ai, board, u, seat, False, score)
             if st.finished[0]:
                 return
@@ -323,4 +362,5 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
                 and is_military(tb, st.unit_type[u]):
             if zeroed and st.city_owner[target] != seat and tb.unit_range[st.unit_type[u]] == 0:
                 step_toward(st, tb, board, path, u, st.city_tile[target], seat, 1)
-            try_enter(st, tb, board, u, seat)
+            if site_beside(st, board.neighbours, u):
+                try_enter(st, tb, board, u, seat)
