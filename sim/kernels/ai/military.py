@@ -52,6 +52,18 @@ if TYPE_CHECKING:
 
 
 @njit
+def own_units(st: State, seat: np.int64) -> np.ndarray:
+    """(N,) int64: IDs of the seat's units on the board, ascending."""
+    mine = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
+            mine[n] = u
+            n += 1
+    return mine[:n]
+
+
+@njit
 def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64,
                     seat: np.int64) -> bool:
     """Whether try_attack has a tile to weigh: a city not the seat's, or another side's
@@ -306,12 +318,18 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         target = village_target(st, tb, ai, board, seat, army)
     assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
                                           st.city_revolt[target] > 0))
+    # the seat's units alive now (units die but never come back; a slot spawned
+    # later has a higher ID): each loop below visits them, then any newer slot, in
+    # ID order, as a scan of every slot would
+    mine = own_units(st, seat)
+    n_seen = st.n_units[0]
     hold = 0
     if target >= 0 and not assault:
         tt = st.city_tile[target]
         dist = np.empty(army + 1, dtype=np.int64)
         k = 0
-        for u in range(st.n_units[0]):
+        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
             t = st.unit_tile[u]
             if t >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]) and \
                     k < dist.shape[0]:
@@ -323,7 +341,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
             front = np.sort(dist[:k])[max(ai.muster_units, 1) - 1]
             assault = front <= ai.muster_radius
             hold = max(front - 1, ai.muster_radius - 1)
-    for u in range(st.n_units[0]):
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
         if st.finished[0]:
             return
         if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
@@ -339,7 +358,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
         ranged = phase == 0
-        for u in range(st.n_units[0]):
+        if st.finished[0]:
+            return
+        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
             if st.finished[0]:
                 return
             if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
@@ -355,7 +377,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
-    for u in range(st.n_units[0]):
+    if st.finished[0]:
+        return
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
         if st.finished[0]:
             return
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 \
