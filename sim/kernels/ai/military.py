@@ -52,6 +52,52 @@ if TYPE_CHECKING:
 
 
 @njit
+def own_units(st: State, seat: np.int64) -> np.ndarray:
+    """(N,) int64: IDs of the seat's units on the board, ascending."""
+    mine = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
+            mine[n] = u
+            n += 1
+    return mine[:n]
+
+
+@njit
+def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64,
+                    seat: np.int64) -> bool:
+    """Whether try_attack has a tile to weigh: a city not the seat's, or another side's
+    unit, within the unit's reach (the tiles its loop skips are skipped here too).
+    Checked before calling it, so a unit with nothing in reach costs one scan.
+    disc: (T, DISC) board.disc."""
+    here = st.unit_tile[unit]
+    reach = max(tb.unit_range[st.unit_type[unit]], 1)
+    for k in range(1, DISC_SIZES[reach]):
+        t = disc[here, k]
+        if t < 0:
+            continue
+        site = st.tile_site[t]
+        if site >= 0:
+            if st.city_owner[site] != seat:
+                return True
+        elif st.tile_unit[t] >= 0 and st.unit_owner[st.tile_unit[t]] != seat:
+            return True
+    return False
+
+
+@njit
+def site_beside(st: State, neighbours: np.ndarray, unit: np.int64) -> bool:
+    """Whether a city or village stands next to `unit`: try_enter looks at nothing else.
+    neighbours: (T, 6) board.neighbours."""
+    here = st.unit_tile[unit]
+    for k in range(N_DIRECTIONS):
+        m = neighbours[here, k]
+        if m >= 0 and st.tile_site[m] >= 0:
+            return True
+    return False
+
+
+@njit
 def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.int64,
                seat: np.int64, assault: bool, score: np.ndarray) -> bool:
     """Attack the best target in reach when the combat preview favours it (T16).
@@ -148,8 +194,10 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     utype = st.unit_type[u]
     reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
     detour = not straight or board.distance[st.unit_tile[u], st.city_tile[target]] <= reach
-    if try_enter(st, tb, board, u, seat) or besieging(st, tb, board, u, target, assault) or \
-            (detour and try_attack(st, tb, ai, board, u, seat, assault, score)):
+    if (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) or \
+            besieging(st, tb, board, u, target, assault) or \
+            (detour and strike_in_reach(st, tb, board.disc, u, seat) and
+             try_attack(st, tb, ai, board, u, seat, assault, score)):
         return
     goal = intruder_near(st, tb, ai, board, seat, u, alarm, answered)
     stop = reach
@@ -180,8 +228,10 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                     goal, best_d = t, d
     if goal >= 0:
         step_toward(st, tb, board, path, u, goal, seat, stop)
-        if st.unit_moves_left[u] > 0 and not try_enter(st, tb, board, u, seat) and \
-                not besieging(st, tb, board, u, target, assault):
+        if st.unit_moves_left[u] > 0 and \
+                not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
+                and not besieging(st, tb, board, u, target, assault) and \
+                strike_in_reach(st, tb, board.disc, u, seat):
             try_attack(st, tb, ai, board, u, seat, assault, score)
 
 
@@ -189,11 +239,11 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
 def besieging(st: State, tb: TableArrays, board: Board, u: np.int64, target: np.int64,
               assault: bool) -> bool:
     """A melee unit with moves left next to the assaulted target city (HP above 0)."""
+    distance = board.distance  # board's last use: numba drops its references here
     if not assault or target < 0 or st.city_hp[target] <= 0 or st.unit_moves_left[u] <= 0:
         return False
     utype = st.unit_type[u]
-    return tb.unit_range[utype] == 0 and \
-        board.distance[st.unit_tile[u], st.city_tile[target]] == 1
+    return tb.unit_range[utype] == 0 and distance[st.unit_tile[u], st.city_tile[target]] == 1
 
 
 @njit
@@ -230,7 +280,8 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
         u = st.tile_unit[m]
         if u >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 and \
                 is_military(tb, st.unit_type[u]):
-            if not try_enter(st, tb, board, u, seat):
+            if not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
+                    and strike_in_reach(st, tb, board.disc, u, seat):
                 try_attack(st, tb, ai, board, u, seat, False, score)
             if st.finished[0]:
                 return
@@ -270,12 +321,18 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         target = village_target(st, tb, ai, board, seat, army)
     assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
                                           st.city_revolt[target] > 0))
+    # the seat's units alive now (units die but never come back; a slot spawned
+    # later has a higher ID): each loop below visits them, then any newer slot, in
+    # ID order, as a scan of every slot would
+    mine = own_units(st, seat)
+    n_seen = st.n_units[0]
     hold = 0
     if target >= 0 and not assault:
         tt = st.city_tile[target]
         dist = np.empty(army + 1, dtype=np.int64)
         k = 0
-        for u in range(st.n_units[0]):
+        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
             t = st.unit_tile[u]
             if t >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]) and \
                     k < dist.shape[0]:
@@ -287,7 +344,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
             front = np.sort(dist[:k])[max(ai.muster_units, 1) - 1]
             assault = front <= ai.muster_radius
             hold = max(front - 1, ai.muster_radius - 1)
-    for u in range(st.n_units[0]):
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
         if st.finished[0]:
             return
         if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
@@ -303,7 +361,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
         ranged = phase == 0
-        for u in range(st.n_units[0]):
+        if st.finished[0]:
+            return
+        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
             if st.finished[0]:
                 return
             if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
@@ -319,11 +380,15 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
-    for u in range(st.n_units[0]):
+    if st.finished[0]:
+        return
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
         if st.finished[0]:
             return
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 \
                 and is_military(tb, st.unit_type[u]):
             if zeroed and st.city_owner[target] != seat and tb.unit_range[st.unit_type[u]] == 0:
                 step_toward(st, tb, board, path, u, st.city_tile[target], seat, 1)
-            try_enter(st, tb, board, u, seat)
+            if site_beside(st, board.neighbours, u):
+                try_enter(st, tb, board, u, seat)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 def path_row(st: State, tb: TableArrays, board: Board, path: np.ndarray,
              target: np.int64) -> np.ndarray:
     """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable."""
+    neighbours = board.neighbours  # board's last use: numba drops its references here
     if path[target, target] == 0:
         return path[target]
     n = st.n_tiles[0]
@@ -43,7 +44,7 @@ def path_row(st: State, tb: TableArrays, board: Board, path: np.ndarray,
         t = queue[head]
         head += 1
         for k in range(N_DIRECTIONS):
-            m = board.neighbours[t, k]
+            m = neighbours[t, k]
             if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
                 row[m] = row[t] + 1
                 queue[tail] = m

@@ -96,16 +96,17 @@ def _own_city(st: State, city: np.int64, seat: np.int64) -> np.int64:
 
 
 @njit
-def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
-                seat: np.int64) -> np.int64:
+def path_steps(st: State, tb: TableArrays, neighbours: np.ndarray, unit: np.int64,
+               to: np.int64, seat: np.int64) -> np.int64:
     """Fewest steps for `unit` to reach `to` within its moves left, or -1.
 
     Steps go over passable tiles with no unit on them, through the seat's own
-    cities but not another side's (that takes `enter`).
+    cities but not another side's (that takes `enter`). neighbours: (T, 6)
+    board.neighbours (path_length is this search on a board).
     """
     start = st.unit_tile[unit]
     budget = st.unit_moves_left[unit]
-    n = board.neighbours.shape[0]
+    n = neighbours.shape[0]
     dist = np.full(n, -1, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
     head = 0
@@ -121,7 +122,7 @@ def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np
         if dist[t] >= budget:
             continue
         for k in range(N_DIRECTIONS):
-            m = board.neighbours[t, k]
+            m = neighbours[t, k]
             if m < 0 or dist[m] >= 0 or st.tile_unit[m] >= 0:
                 continue
             if not tb.terrain_passable[st.tile_terrain[m]]:
@@ -136,10 +137,19 @@ def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np
 
 
 @njit
+def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
+                seat: np.int64) -> np.int64:
+    """Fewest steps for `unit` to reach `to` within its moves left, or -1 (path_steps)."""
+    return path_steps(st, tb, board.neighbours, unit, to, seat)
+
+
+@njit
 def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
               seat: np.int64) -> np.int64:
     """Move along a legal path within the unit's moves (C: Units). Ending on an
     empty bandit camp clears it for camp_clear_gold (C: Neutrals)."""
+    neighbours = board.neighbours  # board's last use: numba drops its references here
+    distance = board.distance
     why = _own_unit(st, unit, seat)
     if why != OK:
         return why
@@ -152,13 +162,13 @@ def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.i
     site = st.tile_site[to]
     if site >= 0 and st.city_owner[site] != seat:
         return R_FOREIGN_CITY
-    if board.distance[st.unit_tile[unit], to] == 1:
+    if distance[st.unit_tile[unit], to] == 1:
         # one step onto the free, passable, not foreign tile checked above, with a move
         # left: exactly what path_length would find, without its search (the AI's moves
         # are all single steps)
         steps = np.int64(1)
     else:
-        steps = path_length(st, tb, board, unit, to, seat)
+        steps = path_steps(st, tb, neighbours, unit, to, seat)
     if steps < 0:
         return R_NO_PATH
     st.tile_unit[st.unit_tile[unit]] = -1
