@@ -337,6 +337,116 @@ def _require_run(run_dir: Path):
         _fail(str(exc))
 
 
+@app.command("sensitivity")
+def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML file.")],
+                    jobs: Annotated[int | None, typer.Option(help="Parallel workers (default: "
+                                                             "all cores).")] = None,
+                    backend: Annotated[str, typer.Option(help="local or dask.")] = "local",
+                    scheduler: Annotated[str | None, typer.Option(
+                        help="Dask scheduler address (default: a local cluster).")] = None,
+                    out: Annotated[Path | None, typer.Option(
+                        help="Sensitivity folder (default: runs/<name>).")] = None,
+                    quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")]
+                    = False,
+                    replace_stale: Annotated[bool, typer.Option(
+                        "--replace-stale", help="If the folder's sweep was made by other "
+                        "tables, code or design, start it afresh (default: refuse).")] = False,
+                    ) -> None:
+    """Which table values matter: every parameter of FILE moved down and up on the same
+    matches; writes sensitivity.parquet and sensitivity.html (tornado charts, inert
+    parameters) into the folder. Resumes an interrupted run (same command).
+
+    Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
+    130/143 interrupted (finished chunks are kept)."""
+    import os
+    import shlex
+
+    from sim.analysis.sensitivity import read_design, sensitivity_table
+    from sim.report.sensitivity import write_sensitivity_report
+    from sim.rules.tables import REPO_ROOT
+    from sim.runner.experiments import ExperimentError, load_experiment
+    from sim.runner.sensitivity import (
+        SWEEP_DIR,
+        SensitivityError,
+        load_sensitivity,
+        write_experiment,
+    )
+    from sim.runner.sweep import SweepError, SweepInterrupted, run_sweep, stop_on_signals
+
+    if backend not in ("local", "dask"):
+        _fail(f"--backend {backend}: choose local or dask")
+    if jobs is not None and jobs < 1:
+        _fail("--jobs must be >= 1")
+    if scheduler and backend != "dask":
+        _fail("--scheduler needs --backend dask")
+    try:
+        design = load_sensitivity(file)
+    except SensitivityError as exc:
+        _fail(str(exc))
+    if not design.parameters:
+        _fail(f"{file}: no parameter can move: " +
+              "; ".join(f"{k}: {why}" for k, why in design.skipped))
+    jobs = jobs or os.cpu_count() or 1
+    folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
+    try:
+        experiment = load_experiment(write_experiment(design, folder))
+    except ExperimentError as exc:
+        _fail(str(exc))
+    sweep_dir = folder / SWEEP_DIR
+    command = f"sim sensitivity {shlex.quote(str(file))} --out {shlex.quote(str(folder))}"
+    typer.echo(f"sensitivity {design.spec.name}: {len(design.parameters)} parameters "
+               f"({len(design.skipped)} skipped) x 2 values, {len(experiment.variants)} "
+               f"variants x {design.spec.matches} matches -> {folder} ({jobs} workers)")
+    for key, why in design.skipped:
+        typer.echo(f"  skipped {key}: {why}", err=True)
+    with stop_on_signals():
+        try:
+            result = run_sweep(experiment, sweep_dir, jobs, backend, scheduler, None,
+                               progress=not quiet, replace_stale=replace_stale,
+                               command=command, say=lambda line: typer.echo(line, err=True))
+        except SweepError as exc:
+            _fail(str(exc))
+        except SweepInterrupted as exc:
+            typer.echo(f"interrupted by {signal_name(exc.signum)}: finished chunks are kept "
+                       f"in {sweep_dir}; to resume, run the same command again: {command}",
+                       err=True)
+            raise typer.Exit(exc.exit_code) from None
+    if result["problems"]:
+        for line in result["problems"]:
+            typer.echo(line, err=True)
+        typer.echo(f"{result['missing']} of {result['planned']} planned matches are not "
+                   f"written; run the same command again: {command}", err=True)
+        raise typer.Exit(1)
+    table = sensitivity_table(folder)
+    table.write_parquet(folder / "sensitivity.parquet")
+    page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html")
+    _print_sensitivity(table)
+    typer.echo(f"table: {folder / 'sensitivity.parquet'}\nreport: {page}")
+    if result["errors"]:
+        typer.echo(f"{result['errors']} matches failed: see the errors table in {sweep_dir}",
+                   err=True)
+        raise typer.Exit(1)
+
+
+def _print_sensitivity(table) -> None:
+    """The three strongest parameters per victory type, and the inert ones."""
+    import polars as pl
+
+    from sim.analysis.sensitivity import inert_parameters
+
+    for metric in table.get_column("metric").unique(maintain_order=True).to_list():
+        if not metric.startswith("victory="):
+            continue
+        top = table.filter(pl.col("metric") == metric).sort("rank").head(3)
+        cells = []
+        for r in top.iter_rows(named=True):
+            slope = r["effect"] if r["effect_per_10pct"] is None else r["effect_per_10pct"]
+            cells.append(f"{r['parameter']} {slope:+.3f}{'*' if r['changed'] else ''}")
+        typer.echo(f"{metric} per +10 %: " + ", ".join(cells))
+    inert = inert_parameters(table)
+    typer.echo(f"inert ({len(inert)}): " + (", ".join(inert) if inert else "none"))
+
+
 @app.command("check-run")
 def check_run_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
                   ) -> None:

@@ -148,3 +148,27 @@ def paired_differences(tests: pl.DataFrame) -> alt.Chart:
     return (zero + base.mark_rule().encode(x="lo:Q", x2="hi:Q") + points).properties(
         width=WIDTH, height=alt.Step(14), title="Changed vs baseline (red: significant "
                                                 "after correction)")
+
+
+def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
+    """The `top` parameters moving `metric` most, as bars of their effect per +10 % of
+    the base value (high − low when the base is 0) with the paired interval scaled
+    alike; red where significant after correction. `table`:
+    sim.analysis.sensitivity.effects."""
+    rows = table.filter(pl.col("metric") == metric).sort("rank").head(top)
+    scale = pl.when(pl.col("effect_per_10pct").is_not_null() & (pl.col("effect") != 0)) \
+        .then(pl.col("effect_per_10pct") / pl.col("effect")).otherwise(1.0)
+    rows = rows.with_columns(
+        pl.coalesce("effect_per_10pct", "effect").alias("slope"),
+        (pl.col("lo") * scale).alias("slope_lo"), (pl.col("hi") * scale).alias("slope_hi"))
+    base = alt.Chart(_data(rows)).encode(
+        y=alt.Y("parameter:N", sort=rows.get_column("parameter").to_list(), title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("slope:Q", title=f"{metric}: effect per +10 % of the value"),
+        color=alt.Color("changed:N", scale=alt.Scale(domain=[True, False],
+                                                     range=["#d62728", "#9e9e9e"]),
+                        title="significant"),
+        tooltip=_tips(rows))
+    rules = base.mark_rule(color="black").encode(x="slope_lo:Q", x2="slope_hi:Q")
+    return (bars + rules).properties(width=WIDTH, height=alt.Step(16),
+                                     title=f"What moves {metric}")

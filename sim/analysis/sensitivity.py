@@ -1,0 +1,138 @@
+"""Which table values matter: paired effects of a sensitivity sweep (issue 13).
+
+A sensitivity folder holds a sweep (in `sweep/`) whose variants move one table
+value each to a low and a high value (sim.runner.sensitivity; the design is the
+folder's `sensitivity.json`). For every parameter the high variant is compared with the
+low one on the same matches (common random numbers), with the paired tests of
+sim.analysis.paired: per victory type an exact McNemar test and Newcombe's
+paired interval; for end_turn, the gold shares and capital falls a paired
+(cluster-robust) t-test. One Holm correction runs over every parameter ×
+outcome. A parameter is *inert* when not one match changed its winner, victory
+type or end turn between its low and high value: a lever on it does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sim.analysis.load import empty_table, read_table
+from sim.analysis.paired import paired_metric_tests, paired_victory_tests, significance
+from sim.outputs.schemas import SCHEMAS
+
+DESIGN_FILE = "sensitivity.json"
+SWEEP_DIR = "sweep"      # the sweep's own run folder inside the sensitivity folder
+
+SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+          "metric": pl.Utf8, "low_value": pl.Float64, "high_value": pl.Float64,
+          "effect": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
+          "effect_per_10pct": pl.Float64, "p_value": pl.Float64, "min_p_value": pl.Float64,
+          "n_pairs": pl.Int64}
+
+
+def read_design(run_dir: Path | str) -> dict[str, Any]:
+    """The design `sim sensitivity` wrote beside the sweep (sensitivity.json)."""
+    path = Path(run_dir) / DESIGN_FILE
+    if not path.is_file():
+        raise ValueError(f"{run_dir}: no {DESIGN_FILE}: not a sensitivity run folder")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _per_10pct(effect: float, p: dict[str, Any]) -> float | None:
+    """The effect scaled to a +10 % move of the base value (None for a base of 0)."""
+    if p["base"] == 0 or effect is None or (isinstance(effect, float) and math.isnan(effect)):
+        return None
+    return effect * 0.1 * abs(p["base"]) / (p["high"] - p["low"])
+
+
+def load_frames(run_dir: Path | str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """matches, seats and the capital_fall events of a run folder (the events table
+    of a large sensitivity sweep is big: only the rows the outcomes need are read)."""
+    root = Path(run_dir)
+    matches = read_table(root, "matches")
+    seats = read_table(root, "seats")
+    folder = root / "events"
+    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+        return matches, seats, empty_table("events")
+    events = (pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
+                              hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False)
+              .filter(pl.col("kind") == "capital_fall").collect())
+    columns = [c for c in (*SCHEMAS["events"], "variant") if c in events.columns]
+    return matches, seats, events.select(columns)
+
+
+def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
+            events: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+    """One row per parameter × metric: high value minus low value, paired.
+
+    Columns: parameter, base, low, high (the table values), metric ("victory=X",
+    end_turn, winner_gold_share, standing_gold_share, capital_falls), low_value,
+    high_value (the metric at each), effect (high − low) with its paired interval
+    lo, hi, effect_per_10pct (effect × 10 % of the base / (high − low): the slope
+    per +10 %; null for a base of 0), p_value, min_p_value, n_pairs, then
+    p_adjusted and changed (Holm over every row, alpha 0.05), inert (no match
+    changed winner, victory or end turn) and rank (by |effect_per_10pct|, else
+    |effect|, within the metric; 1 is the strongest).
+    """
+    by_variant = {k[0]: v for k, v in matches.partition_by("variant", as_dict=True).items()}
+    seats_by = {k[0]: v for k, v in seats.partition_by("variant", as_dict=True).items()}
+    events_by = {k[0]: v for k, v in events.partition_by("variant", as_dict=True).items()}
+    empty = {"matches": matches.clear(), "seats": seats.clear(), "events": events.clear()}
+    frames, inert = [], {}
+    for p in design["parameters"]:
+        lo_id, hi_id = p["low_variant"], p["high_variant"]
+        if lo_id not in by_variant or hi_id not in by_variant:
+            continue
+        m = pl.concat([by_variant[lo_id], by_variant[hi_id]])
+        s = pl.concat([seats_by.get(v, empty["seats"]) for v in (lo_id, hi_id)])
+        e = pl.concat([events_by.get(v, empty["events"]) for v in (lo_id, hi_id)])
+        tests = pl.concat([paired_victory_tests(m, lo_id, confidence)
+                           .drop("discordant_gain", "discordant_loss"),
+                           paired_metric_tests(m, s, e, lo_id, confidence)])
+        frames.append(tests.with_columns(pl.lit(p["key"]).alias("parameter"),
+                                         pl.lit(float(p["base"])).alias("base"),
+                                         pl.lit(float(p["low"])).alias("low"),
+                                         pl.lit(float(p["high"])).alias("high")))
+        cols = ["match_index", "winner", "victory", "end_turn"]
+        a = by_variant[lo_id].select(cols).sort("match_index")
+        b = by_variant[hi_id].select(cols).sort("match_index")
+        inert[p["key"]] = a.equals(b)
+    if not frames:
+        return pl.DataFrame(schema={**SCHEMA, "p_adjusted": pl.Float64, "changed": pl.Boolean,
+                                    "inert": pl.Boolean, "rank": pl.Int64})
+    tests = pl.concat(frames).rename({"baseline_value": "low_value",
+                                      "variant_value": "high_value", "difference": "effect"})
+    params = {p["key"]: p for p in design["parameters"]}
+    tests = tests.with_columns(
+        pl.struct("parameter", "effect").map_elements(
+            lambda r: _per_10pct(r["effect"], params[r["parameter"]]),
+            return_dtype=pl.Float64).alias("effect_per_10pct"))
+    # `variant` names the row in significance's resolution warning
+    tests = significance(tests.select(*SCHEMA).with_columns(pl.col("parameter").alias("variant")),
+                         "holm")
+    tests = tests.drop("resolution_limited", "variant").with_columns(
+        pl.col("parameter").replace_strict(inert, return_dtype=pl.Boolean).alias("inert"))
+    # ties (inert parameters: effect 0) rank by parameter name, so the table is stable
+    strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
+    ranked = tests.with_columns(strength.fill_nan(None).alias("_strength")).sort(
+        ["metric", "_strength", "parameter"], descending=[False, True, False], nulls_last=True)
+    return ranked.with_columns(
+        (pl.int_range(pl.len()).over("metric") + 1).cast(pl.Int64).alias("rank")
+    ).drop("_strength")
+
+
+def inert_parameters(table: pl.DataFrame) -> list[str]:
+    """Parameters with which not one match changed: a lever on them does nothing."""
+    return table.filter(pl.col("inert")).get_column("parameter").unique(
+        maintain_order=True).sort().to_list()
+
+
+def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:
+    """`effects` of a sensitivity folder (its design, and its sweep in `sweep/`)."""
+    design = read_design(folder)
+    matches, seats, events = load_frames(Path(folder) / SWEEP_DIR)
+    return effects(design, matches, seats, events, confidence)

@@ -1,0 +1,232 @@
+"""Sensitivity files: which table values matter, as one paired sweep (issue 13).
+
+A sensitivity file (`experiments/sensitivity/*.toml`) names the parameters
+(dotted keys, globs such as `units.*.attack`, or `all` for every numeric table
+value), the relative step (default 0.2: ±20 %) and the match settings of an
+experiment. `design` turns it into one low and one high value per parameter:
+integers are rounded and moved by at least 1, every value is validated with the
+tables (a side whose value the tables refuse stays at the base value; a
+parameter with both sides refused is skipped with the reason). `write_experiment`
+writes the equivalent experiment file (a `baseline` variant and `<key>-lo` /
+`<key>-hi` variants) into the sensitivity folder and the sweep runs in its
+`sweep/` subfolder as an ordinary one:
+resumable, Dask-capable, the same Parquet layout and provenance, and every
+variant plays match i on the same streams (common random numbers). The design
+itself goes to `sensitivity.json` beside it, which is what the analysis reads.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
+from sim.rules.tomlpos import key_lines, line_of, utf8_problem
+
+DESIGN_FILE = "sensitivity.json"
+EXPERIMENT_FILE = "sensitivity-experiment.toml"
+BASELINE = "baseline"
+SWEEP_DIR = "sweep"
+
+
+class SensitivitySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    description: str = ""
+    tables: str = "tables/default.toml"
+    root_seed: Annotated[int, Field(ge=0, lt=2**63)]
+    matches: Annotated[int, Field(ge=2, le=10_000_000)]
+    seats: Annotated[int, Field(ge=2, le=6)] | None = None
+    length: str | None = None
+    personalities: list[str] | None = None
+    chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
+    parameters: Annotated[list[str], Field(min_length=1)]
+    exclude: list[str] = []
+    step: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
+
+
+class SensitivityError(Exception):
+    """A malformed sensitivity file: one message naming file, line and key."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One table value and the two values it is moved to (low <= base <= high)."""
+
+    key: str
+    base: float
+    low: float
+    high: float
+    low_variant: str
+    high_variant: str
+
+
+@dataclass(frozen=True)
+class Design:
+    spec: SensitivitySpec
+    tables_path: str
+    parameters: tuple[Parameter, ...]
+    skipped: tuple[tuple[str, str], ...]   # (key, why)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "step": self.spec.step, "baseline": BASELINE,
+                "tables": self.tables_path,
+                "parameters": [asdict(p) for p in self.parameters],
+                "skipped": [{"key": k, "why": w} for k, w in self.skipped]}
+
+
+def numeric_values(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """Every numeric leaf of resolved tables (`Tables.data`) by dotted key; booleans,
+    strings and lists are not parameters."""
+    out: dict[str, float] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(numeric_values(value, dotted + "."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[dotted] = value
+    return out
+
+
+def select(values: dict[str, float], patterns: list[str], exclude: list[str]) -> list[str]:
+    """Keys matching any pattern (`all`, an exact key or an fnmatch glob), in table
+    order, minus those matching an `exclude` pattern. A pattern that matches
+    nothing is an error: a typo must not silently shrink the design."""
+    chosen: list[str] = []
+    for pattern in patterns:
+        hits = list(values) if pattern == "all" else \
+            [k for k in values if k == pattern or fnmatch.fnmatchcase(k, pattern)]
+        if not hits:
+            raise SensitivityError(f"parameters: {pattern!r} matches no numeric table value")
+        chosen += [k for k in hits if k not in chosen]
+    return [k for k in chosen if not any(fnmatch.fnmatchcase(k, x) for x in exclude)]
+
+
+def moved(base: float, step: float, up: bool) -> float:
+    """`base` moved by the relative step; integers rounded and moved by at least 1
+    (a 20 % step of 3 is 1, not 0); a base of 0 moves by 1 (an integer) or `step`."""
+    if isinstance(base, int):
+        delta = max(1, round(abs(base) * step))
+        return base + delta if up else base - delta
+    delta = abs(base) * step if base != 0 else step
+    return base + delta if up else base - delta
+
+
+def _valid(path: Path, key: str, value: float) -> str | None:
+    try:
+        load_tables(path, {key: value})
+    except TablesError as exc:
+        return exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
+    return None
+
+
+def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
+    """The low and high value of every selected parameter (pure but for reading the
+    tables file to validate candidate values)."""
+    values = numeric_values(tables.data)
+    params, skipped = [], []
+    for key in select(values, spec.parameters, spec.exclude):
+        base = values[key]
+        sides = {}
+        reasons = []
+        for up in (False, True):
+            value = moved(base, spec.step, up)
+            why = _valid(tables_path, key, value)
+            if why is None:
+                sides[up] = value
+            else:
+                sides[up] = base
+                reasons.append(f"{value!r}: {why}")
+        if sides[False] == sides[True]:
+            skipped.append((key, "; ".join(reasons)))
+            continue
+        low_variant = BASELINE if sides[False] == base else f"{key}-lo"
+        high_variant = BASELINE if sides[True] == base else f"{key}-hi"
+        params.append(Parameter(key, base, sides[False], sides[True], low_variant,
+                                high_variant))
+    return Design(spec, str(tables_path), tuple(params), tuple(skipped))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else "nan"
+    return json.dumps(value)
+
+
+def experiment_text(d: Design) -> str:
+    """The experiment file of the design's sweep (sim.runner.experiments format)."""
+    s = d.spec
+    lines = [f"# written by `sim sensitivity` from the sensitivity file {s.name!r}: do not edit",
+             f"name = {json.dumps(s.name)}",
+             f"description = {json.dumps(s.description or 'sensitivity of ' + s.name)}",
+             f"tables = {json.dumps(d.tables_path)}",
+             f"root_seed = {s.root_seed}", f"matches = {s.matches}",
+             f"chunk_size = {s.chunk_size}", f"baseline = {json.dumps(BASELINE)}"]
+    if s.seats is not None:
+        lines.append(f"seats = {s.seats}")
+    if s.length is not None:
+        lines.append(f"length = {json.dumps(s.length)}")
+    if s.personalities is not None:
+        lines.append(f"personalities = {json.dumps(s.personalities)}")
+    lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}"]
+    for p in d.parameters:
+        for variant, value in ((p.low_variant, p.low), (p.high_variant, p.high)):
+            if variant == BASELINE:
+                continue
+            lines += ["", "[[variants]]", f"name = {json.dumps(variant)}",
+                      f"set = {{ {json.dumps(p.key)} = {_toml_value(value)} }}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_experiment(d: Design, out: Path) -> Path:
+    """Write the experiment file and sensitivity.json into `out`; returns the former.
+    The same design writes the same bytes, so a rerun resumes the sweep."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DESIGN_FILE).write_text(json.dumps(d.to_json(), indent=1) + "\n", encoding="utf-8")
+    path = out / EXPERIMENT_FILE
+    path.write_text(experiment_text(d), encoding="utf-8")
+    return path
+
+
+def load_sensitivity(path: str | Path) -> Design:
+    """Parse and validate a sensitivity file and design its parameters."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SensitivityError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SensitivityError(f"{path}: {utf8_problem(path, exc)}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SensitivityError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        spec = SensitivitySpec.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
+        line = line_of(key_lines(text), loc)
+        where = f"{path}:{line}" if line else str(path)
+        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
+        raise SensitivityError(f"{where}: {'.'.join(map(str, loc))}: {reason}") from None
+    candidate = Path(spec.tables)
+    if not candidate.is_absolute():
+        beside = (path.parent / candidate).absolute()
+        candidate = beside if beside.exists() else REPO_ROOT / candidate
+    try:
+        tables = load_tables(candidate)
+    except TablesError as exc:
+        raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
+    try:
+        return design(spec, candidate, tables)
+    except SensitivityError as exc:
+        raise SensitivityError(f"{path}: {exc}") from None

@@ -1,0 +1,161 @@
+"""`sim sensitivity` (issue 13): the design of low/high values, its experiment, the
+paired effects, inert parameters, the report, resuming, and clear input errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from sim.rules.tables import REPO_ROOT, load_tables
+from sim.runner.experiments import load_experiment
+from sim.runner.sensitivity import (
+    BASELINE,
+    SensitivityError,
+    SensitivitySpec,
+    design,
+    load_sensitivity,
+    moved,
+    numeric_values,
+    select,
+    write_experiment,
+)
+from tests.conftest import FIXTURE_TABLES
+
+
+def spec(**kw) -> SensitivitySpec:
+    return SensitivitySpec(**{"name": "t", "root_seed": 1, "matches": 4,
+                              "parameters": ["units.warrior.attack"], **kw})
+
+
+def test_numeric_values_are_the_numeric_leaves_only():
+    values = numeric_values({"a": {"b": 3, "c": True, "d": "x", "e": [1, 2], "f": 0.5}, "g": 7})
+    assert values == {"a.b": 3, "a.f": 0.5, "g": 7}
+
+
+def test_select_globs_all_and_exclude_keep_table_order():
+    values = {"units.warrior.attack": 4, "units.archer.attack": 5, "units.archer.cost": 9,
+              "score.w_region": 1}
+    assert select(values, ["units.*.attack"], []) == ["units.warrior.attack",
+                                                      "units.archer.attack"]
+    assert select(values, ["all"], ["units.*"]) == ["score.w_region"]
+    assert select(values, ["score.w_region", "units.archer.*"], ["*.cost"]) == \
+        ["score.w_region", "units.archer.attack"]
+    with pytest.raises(SensitivityError, match="matches no numeric table value"):
+        select(values, ["units.*.atack"], [])
+
+
+@pytest.mark.parametrize(("base", "up", "want"), [(10, True, 12), (10, False, 8), (3, True, 4),
+                                                  (3, False, 2), (0, True, 1), (560, True, 672),
+                                                  (0.5, False, 0.4)])
+def test_moved_rounds_integers_and_moves_them_by_at_least_one(base, up, want):
+    assert moved(base, 0.2, up) == pytest.approx(want)
+
+
+def test_design_keeps_a_refused_side_at_the_base_and_skips_a_parameter_that_cannot_move():
+    tables = load_tables(FIXTURE_TABLES)
+    values = numeric_values(tables.data)
+    d = design(spec(parameters=["units.warrior.attack", "score.gold_per_point"]),
+               FIXTURE_TABLES, tables)
+    warrior = next(p for p in d.parameters if p.key == "units.warrior.attack")
+    assert warrior.low < warrior.base == values["units.warrior.attack"] < warrior.high
+    assert (warrior.low_variant, warrior.high_variant) == ("units.warrior.attack-lo",
+                                                          "units.warrior.attack-hi")
+    # a percentage the schema keeps >= 0 moves up only: its low side is the baseline
+    road = design(spec(parameters=["ai.research.science_road_pct"]), FIXTURE_TABLES, tables)
+    p = road.parameters[0]
+    assert (p.base, p.low, p.high, p.low_variant) == (0, 0, 1, BASELINE)
+
+
+def test_a_parameter_both_of_whose_values_are_refused_is_skipped_with_the_reason(monkeypatch):
+    import sim.runner.sensitivity as sensitivity
+
+    monkeypatch.setattr(sensitivity, "_valid", lambda path, key, value: "must be 7")
+    d = design(spec(), FIXTURE_TABLES, load_tables(FIXTURE_TABLES))
+    assert d.parameters == ()
+    assert d.skipped[0][0] == "units.warrior.attack" and "must be 7" in d.skipped[0][1]
+
+
+def test_written_experiment_is_an_ordinary_experiment(tmp_path):
+    tables = load_tables(FIXTURE_TABLES)
+    d = design(spec(parameters=["units.warrior.attack", "dominance.counter_to_win"]),
+               FIXTURE_TABLES, tables)
+    path = write_experiment(d, tmp_path)
+    experiment = load_experiment(path)
+    ids = [v.id for v in experiment.variants]
+    assert ids[0] == BASELINE and experiment.baseline == BASELINE
+    assert set(ids[1:]) == {f"{k}-{s}" for k in ("units.warrior.attack",
+                                                 "dominance.counter_to_win")
+                            for s in ("lo", "hi")}
+    hi = experiment.variant("dominance.counter_to_win-hi")
+    assert hi.overrides == {"dominance.counter_to_win":
+                            next(p.high for p in d.parameters
+                                 if p.key == "dominance.counter_to_win")}
+    assert json.loads((tmp_path / "sensitivity.json").read_text())["parameters"][0]["key"] == \
+        "units.warrior.attack"
+    # the same design writes the same bytes: a rerun resumes the same sweep
+    before = path.read_bytes()
+    write_experiment(d, tmp_path)
+    assert path.read_bytes() == before
+
+
+def test_bad_files_name_file_line_and_key(tmp_path):
+    bad = tmp_path / "s.toml"
+    bad.write_text('name = "s"\nroot_seed = 1\nmatches = 10\nparameters = ["all"]\nstepp = 1\n')
+    with pytest.raises(SensitivityError, match=r"s\.toml:5: stepp: unknown key"):
+        load_sensitivity(bad)
+    bad.write_text('name = "s"\nroot_seed = 1\nmatches = 10\nparameters = ["units.*.atak"]\n'
+                   f'tables = "{FIXTURE_TABLES}"\n')
+    with pytest.raises(SensitivityError, match=r"units\.\*\.atak.*matches no numeric"):
+        load_sensitivity(bad)
+
+
+def sim(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True,
+                          text=True, cwd=REPO_ROOT)
+
+
+def test_small_sensitivity_end_to_end_finds_the_planted_inert_lever_and_resumes(tmp_path):
+    """Three parameters on 24 matches: the warrior's attack changes matches, a
+    personality no seat plays is inert, and a second run plays nothing again
+    (no chunk rewritten) and re-analyses to the same table."""
+    file = tmp_path / "s.toml"
+    inert_key = "ai.personalities.hegemon.war.war_turn_pct"
+    file.write_text(f'''name = "s"
+tables = "{FIXTURE_TABLES}"
+root_seed = 5
+matches = 24
+seats = 4
+length = "short"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = 12
+parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack"]
+''')
+    out = tmp_path / "run"
+    proc = sim("sensitivity", str(file), "--out", str(out), "--jobs", "2", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    table = pl.read_parquet(out / "sensitivity.parquet")
+    assert set(table.get_column("parameter")) == {"dominance.counter_to_win", inert_key,
+                                                  "units.warrior.attack"}
+    inert = table.filter(pl.col("inert")).get_column("parameter").unique().to_list()
+    assert inert_key in inert and "units.warrior.attack" not in inert
+    assert inert_key in proc.stdout.split("inert (")[1]
+    # every effect is the high value's metric minus the low value's, on 24 pairs
+    assert (table.get_column("effect") - (table.get_column("high_value") -
+                                          table.get_column("low_value"))).abs().max() < 1e-12
+    dom = table.filter((pl.col("parameter") == "dominance.counter_to_win") &
+                       (pl.col("metric") == "victory=dominance"))
+    assert dom.height == 1 and dom.item(0, "n_pairs") == 24
+    html = (out / "sensitivity.html").read_text()
+    assert "What moves victory=dominance" in html and inert_key in html
+    written = {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
+    assert written
+    again = sim("sensitivity", str(file), "--out", str(out), "--jobs", "1", "--quiet")
+    assert again.returncode == 0, again.stderr
+    # the same rows and verdicts (means may differ in the last bits: polars sums in parallel)
+    assert_frame_equal(pl.read_parquet(out / "sensitivity.parquet"), table, check_exact=False)
+    assert written == {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
