@@ -281,12 +281,7 @@ def _sweep_summary(result: dict, out: Path, command: str) -> None:
     typer.echo(f"done: {result['matches']} matches in {result['chunks']} chunks "
                f"({result['chunks_resumed']} already written), {result['errors']} failed, "
                f"{result['seconds']:.1f} s{compiled}{rate}")
-    if result["problems"]:
-        for line in result["problems"]:
-            typer.echo(line, err=True)
-        typer.echo(f"{result['missing']} of {result['planned']} planned matches are not "
-                   f"written; run the same command again: {command}", err=True)
-        raise typer.Exit(1)
+    _exit_if_missing(result, command)
     _print_victory_mix(out)
     report = REPO_ROOT / "reports" / f"{out.name}.html"
     typer.echo(f"run folder: {out}\nits report: sim report {shlex.quote(str(out))} --out "
@@ -294,6 +289,16 @@ def _sweep_summary(result: dict, out: Path, command: str) -> None:
     if result["errors"]:
         typer.echo(f"{result['errors']} matches failed: see the errors table in {out} "
                    "(--retry-errors plays them again)", err=True)
+        raise typer.Exit(1)
+
+
+def _exit_if_missing(result: dict, command: str) -> None:
+    """Exit 1 naming what is missing when a sweep left planned matches unwritten."""
+    if result["problems"]:
+        for line in result["problems"]:
+            typer.echo(line, err=True)
+        typer.echo(f"{result['missing']} of {result['planned']} planned matches are not "
+                   f"written; run the same command again: {command}", err=True)
         raise typer.Exit(1)
 
 
@@ -411,12 +416,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                        f"in {sweep_dir}; to resume, run the same command again: {command}",
                        err=True)
             raise typer.Exit(exc.exit_code) from None
-    if result["problems"]:
-        for line in result["problems"]:
-            typer.echo(line, err=True)
-        typer.echo(f"{result['missing']} of {result['planned']} planned matches are not "
-                   f"written; run the same command again: {command}", err=True)
-        raise typer.Exit(1)
+    _exit_if_missing(result, command)
     table = sensitivity_table(folder)
     table.write_parquet(folder / "sensitivity.parquet")
     page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html")
