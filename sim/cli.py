@@ -592,6 +592,38 @@ def demo(out: Annotated[Path, typer.Option(help="Folder for the demo's files.")]
     scenario_cmd(example, as_json=False, tables=None)
 
 
+@app.command("warm")
+def warm_cmd() -> None:
+    """Compile the engine once (a match and the scenario commands) into numba's cache,
+    so the first real command starts in about a second. Says how long it will take
+    first; does nothing costly when the cache is already filled."""
+    import contextlib
+    import time
+
+    from sim.engine.match import play_match
+    from sim.engine.scenario import load_scenario, run_scenario
+    from sim.jit import cache_dir
+    from sim.rules.tables import REPO_ROOT, load_tables
+    from sim.runner.sweep import _compile_record, compile_estimate, engine_cached
+
+    cold = not engine_cached()
+    if cold:
+        estimate, basis = compile_estimate()
+        typer.echo(f"compiling the engine: about {estimate:.0f} s ({basis}); cached in "
+                   f"{cache_dir()}")
+    t0 = time.perf_counter()
+    tables = load_tables()
+    play_match(tables, 1)
+    example = REPO_ROOT / "experiments" / "scenarios" / "capital_fall.toml"
+    run_scenario(load_scenario(example, tables.source), check=True)
+    seconds = time.perf_counter() - t0
+    if cold:
+        with contextlib.suppress(OSError):
+            _compile_record().write_text(f"{seconds:.1f}\n")
+    typer.echo(f"engine {'compiled' if cold else 'loaded from the cache'} in {seconds:.1f} s "
+               f"({cache_dir()})")
+
+
 def main() -> None:
     try:
         app()

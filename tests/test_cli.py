@@ -61,3 +61,14 @@ def test_bench_territory_prints_the_ratio_keys():
     result = json.loads(proc.stdout)
     assert {"kernel_us", "reference_us", "ratio"} <= set(result)
     assert result["ratio"] > 1
+
+
+def test_warm_fills_the_cache_and_says_how_it_went():
+    proc = sim("warm")
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("engine ") and (" compiled in " in last or
+                                           " loaded from the cache in " in last)
+    # once warm, a second call only loads
+    again = sim("warm")
+    assert "loaded from the cache" in again.stdout
