@@ -172,3 +172,18 @@ def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
     rules = base.mark_rule(color="black").encode(x="slope_lo:Q", x2="slope_hi:Q")
     return (bars + rules).properties(width=WIDTH, height=alt.Step(16),
                                      title=f"What moves {metric}")
+
+
+def dose_response(points: pl.DataFrame, key: str) -> alt.Chart:
+    """Victory shares along one table value (x), a line per victory type with 95 %
+    Wilson intervals. `points`: sim.analysis.dose.dose_response's points."""
+    rows = points.filter(pl.col("key") == key)
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("value:Q", title=key, scale=alt.Scale(zero=False)),
+        color=alt.Color("victory:N", sort=VICTORY_ORDER, title="victory"))
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
+        tooltip=_tips(rows))
+    rules = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
+    return (line + rules).properties(width=WIDTH, height=240,
+                                     title=f"Victory mix along {key}")

@@ -33,6 +33,7 @@ from sim.analysis.cascades import (
     transfers_per_fall,
 )
 from sim.analysis.content import DEAD_SHARE, MECHANICS, content_usage, item_lists
+from sim.analysis.dose import DEFAULT_BANDS, dose_response
 from sim.analysis.errors import error_rates
 from sim.analysis.gold import (
     GROUPS,
@@ -62,6 +63,7 @@ from sim.analysis.victory import end_turn_distribution, near_misses, victory_fre
 __all__ = [
     "CASCADE_WITHIN",
     "DEAD_SHARE",
+    "DEFAULT_BANDS",
     "FAIR_ALPHA",
     "GROUPS",
     "HUMAN_OUT",
@@ -74,6 +76,7 @@ __all__ = [
     "cascade_depth",
     "cascade_links",
     "content_usage",
+    "dose_response",
     "eliminations_by_fall",
     "end_turn_distribution",
     "error_rates",

@@ -213,6 +213,25 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
                                     "intervals in the table below).") +
             _table(freq, {"share": "pct", "lo": "pct", "hi": "pct", "lo_simultaneous": "pct",
                           "hi_simultaneous": "pct"}))
+    points, steps, band = metrics.dose_response(run.matches, prov)
+    for key in points.get_column("key").unique(maintain_order=True).to_list():
+        cliffs = (steps.filter((pl.col("key") == key) & pl.col("cliff"))
+                  .select("victory", "from_value", "to_value", "difference", "lo", "hi",
+                          "p_value", "slope"))
+        inside = band.filter((pl.col("key") == key) & pl.col("in_band"))
+        values = ", ".join(f"{v:g}" for v in inside.get_column("value").to_list()) or "none"
+        bands = ", ".join(f"{v} {lo:.0%}–{hi:.0%}" for v, (lo, hi) in
+                          metrics.DEFAULT_BANDS.items())
+        section(f"Dose-response: {key}",
+                figure(charts.dose_response(points, key), "Victory shares at each value of "
+                       "the key (the variants that override it alone, and the baseline), "
+                       "95% Wilson intervals.") +
+                "<h3>Cliffs: the steepest step of each curve</h3>" +
+                _table(cliffs, {"p_value": "p"}) +
+                f"<p class='muted'>Each step is paired on the same matches (McNemar, "
+                f"Newcombe's interval); slope: change in share per unit of the key. Every "
+                f"victory type within its band ({html.escape(bands)}) at: "
+                f"<b>{html.escape(values)}</b>.</p>")
     section("End turns", figure(charts.end_turns(metrics.end_turn_distribution(run.matches)),
                                 "p10–p90 whiskers, p25–p75 bars, median ticks."))
     section("Gold term", figure(charts.gold_share(gold), "Share of the gold term in the "
