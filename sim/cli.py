@@ -447,6 +447,51 @@ def _print_sensitivity(table) -> None:
     typer.echo(f"inert ({len(inert)}): " + (", ".join(inert) if inert else "none"))
 
 
+@app.command("plan")
+def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot sweep.")],
+             detect: Annotated[float, typer.Option(help="Difference in a victory share to "
+                                                   "detect, e.g. 0.02 (2 points).")] = 0.02,
+             power: Annotated[float, typer.Option(help="Power of each test.")] = 0.8,
+             alpha: Annotated[float, typer.Option(help="Two-sided level of each test.")]
+             = 0.05,
+             baseline: Annotated[str | None, typer.Option(help="Variant to pair with "
+                                                          "(default: the run's).")] = None,
+             ) -> None:
+    """How many matches per variant to run: from a pilot run's observed discordance
+    with the baseline (common random numbers), the paired matches McNemar needs to
+    detect DETECT in each victory share, with the unpaired count beside it."""
+    import polars as pl
+
+    from sim.analysis.load import RunFolderError, load_run
+    from sim.analysis.plan import plan
+
+    if not 0 < detect < 1 or not 0 < power < 1 or not 0 < alpha < 1:
+        _fail("--detect, --power and --alpha must each be between 0 and 1")
+    try:
+        run = load_run(run_dir)
+    except RunFolderError as exc:
+        _fail(str(exc))
+    base = baseline or run.baseline
+    if base not in run.variants:
+        _fail(f"--baseline {base}: not a variant of {run_dir} ({', '.join(run.variants)})")
+    table = plan(run.matches, base, detect, alpha, power)
+    if not table.height:
+        _fail(f"{run_dir}: no variant besides the baseline {base!r} to plan for")
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, float_precision=3,
+                   tbl_width_chars=160, fmt_str_lengths=80):
+        typer.echo(table)
+    need = table.get_column("paired_matches").drop_nulls()
+    unknown = table.filter(pl.col("paired_matches").is_null()).height
+    if need.len():
+        typer.echo(f"to detect {detect:g} in every victory share (power {power:g}, alpha "
+                   f"{alpha:g} per test): {int(need.max())} matches per variant, paired on "
+                   f"common random numbers (unpaired: "
+                   f"{int(table.get_column('unpaired_matches').max())})")
+    if unknown:
+        typer.echo(f"{unknown} rows: the pilot's discordance is below {detect:g}² (too few "
+                   "disagreeing pairs to plan from); run a larger pilot", err=True)
+
+
 @app.command("check-run")
 def check_run_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
                   ) -> None:

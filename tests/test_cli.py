@@ -72,3 +72,10 @@ def test_warm_fills_the_cache_and_says_how_it_went():
     # once warm, a second call only loads
     again = sim("warm")
     assert "loaded from the cache" in again.stdout
+
+
+def test_plan_refuses_a_folder_that_holds_no_run(tmp_path):
+    proc = sim("plan", str(tmp_path / "nothing"), "--detect", "0.02")
+    assert proc.returncode == 2
+    assert "nothing" in proc.stderr and "Traceback" not in proc.stderr
+    assert sim("plan", str(tmp_path), "--detect", "2").returncode == 2
