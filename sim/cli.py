@@ -517,19 +517,61 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                                                             "experiment's).")] = None,
                out: Annotated[Path | None, typer.Option(help="HTML file (default: "
                                                         "reports/<run name>.html).")] = None,
+               against: Annotated[Path | None, typer.Option(
+                   help="An earlier run folder: the regression gate (each victory share "
+                        "within ±margin of that run's); exit 3 when any share fails.")]
+               = None,
+               margin: Annotated[float, typer.Option(help="The gate's margin on each "
+                                                     "victory share.")] = 0.02,
                ) -> None:
     """Write the self-contained HTML report of a sweep's run folder (refused when the
-    run is incomplete or damaged: see `sim check-run`)."""
+    run is incomplete or damaged: see `sim check-run`). With --against, the regression
+    gate comes first; exit status 3 when it fails (after the report is written)."""
     from sim.report.html import write_report
     from sim.rules.tables import REPO_ROOT
 
     _require_run(run_dir)
     out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
+    table = None
+    if against is not None:
+        table = _gate(run_dir, against, margin)
     try:
-        path = write_report(run_dir, out, baseline)
+        path = write_report(run_dir, out, baseline, table, against)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(f"report written to {Path(path).absolute()}")
+    if table is not None:
+        from sim.analysis.gate import passed
+
+        if not passed(table):
+            raise typer.Exit(3)
+
+
+def _gate(run_dir: Path, against: Path, margin: float):
+    """The regression gate of run_dir against an earlier run, printed; or exit 2."""
+    import polars as pl
+
+    from sim.analysis.gate import gate, passed, same_matches
+    from sim.analysis.load import read_table
+    from sim.outputs.store import read_provenance
+
+    if not 0 < margin < 1:
+        _fail("--margin must be between 0 and 1")
+    _require_run(against)
+    paired = same_matches(read_provenance(run_dir), read_provenance(against))
+    table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
+                 margin)
+    if not table.height:
+        _fail(f"{against}: shares no variant with {run_dir}")
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, float_precision=3,
+                   tbl_width_chars=160, fmt_str_lengths=60):
+        typer.echo(table.select("variant", "victory", "before", "now", "difference", "lo",
+                                "hi", "verdict"))
+    fails = table.filter(~pl.col("verdict").str.starts_with("PASS")).height
+    typer.echo(f"regression gate against {against} ({'paired' if paired else 'independent'},"
+               f" margin ±{margin:g}): " +
+               ("PASS" if passed(table) else f"FAIL ({fails} of {table.height} shares)"))
+    return table
 
 
 @app.command("replay-command")

@@ -142,8 +142,10 @@ def content_table(usage: pl.DataFrame) -> pl.DataFrame:
             .with_columns(pl.col("dead in").replace("", None)))
 
 
-def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
-    """The report of `run_dir` as one HTML string."""
+def build_report(run_dir: str | Path, baseline: str | None = None,
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None) -> str:
+    """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
+    regression gate against the run `against` comes first."""
     run = load_run(run_dir)
     baseline = baseline or run.baseline
     variants = run.variants
@@ -180,6 +182,21 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
         return f"<figure class='chart'>{_svg(chart)}<figcaption class='muted'>" \
                f"{html.escape(caption)}</figcaption></figure>"
 
+    if gate is not None:
+        fails = gate.filter(~pl.col("verdict").str.starts_with("PASS")).height
+        verdict = "PASS" if fails == 0 and gate.height else f"FAIL ({fails} of {gate.height})"
+        pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
+            else "independent samples"
+        section(f"Regression gate: {verdict}",
+                f"<p>Against <code>{html.escape(str(against))}</code>: each victory share "
+                "must stay within ±margin of that run's (two one-sided tests, the 90% "
+                f"interval inside the margins; {pairing}).</p>" +
+                _table(gate.select("variant", "victory", "before", "now", "difference", "lo",
+                                   "hi", "margin", "verdict")
+                       .with_columns((~pl.col("verdict").str.starts_with("PASS"))
+                                     .alias("failed")),
+                       {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
+                        "hi": "pct", "margin": "pct"}, highlight="failed"))
     summary = summary_table(run, freq, gold, errors)
     section("Summary per variant", _table(summary) +
             "<p class='muted'>Victory shares over finished matches with 95% Wilson "
@@ -311,8 +328,9 @@ def _provenance(prov: dict[str, Any]) -> str:
             f"<th class='l'>tables hash</th><th class='l'>overrides</th></tr>{variants}</table>")
 
 
-def write_report(run_dir: str | Path, out: str | Path, baseline: str | None = None) -> Path:
+def write_report(run_dir: str | Path, out: str | Path, baseline: str | None = None,
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(run_dir, baseline), encoding="utf-8")
+    out.write_text(build_report(run_dir, baseline, gate, against), encoding="utf-8")
     return out

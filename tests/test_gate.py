@@ -1,0 +1,84 @@
+"""The regression gate (issue 14): equivalence of victory shares between two runs
+(TOST as a 90 % interval inside ±margin), paired when the runs played the same matches."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+from sim.analysis.gate import gate, passed, same_matches
+from sim.rules.tables import REPO_ROOT
+from tests.conftest import FIXTURE_TABLES
+
+
+def _run(victories: list[str], variant: str = "baseline") -> pl.DataFrame:
+    return pl.DataFrame({"variant": variant, "match_index": list(range(len(victories))),
+                         "victory": victories, "winner": 0, "end_turn": 80})
+
+
+def test_identical_runs_pass_whatever_their_size():
+    small = _run(["conquest", "science", "dominance", "turn_limit"] * 5)
+    table = gate(small, small, paired=True)
+    assert passed(table) and set(table.get_column("verdict")) == {"PASS identical"}
+
+
+def test_a_planted_five_point_shift_fails_as_changed_and_a_small_one_passes():
+    n = 4000
+    before = ["dominance" if i % 5 == 0 else "conquest" for i in range(n)]       # 20 %
+    planted = ["dominance" if i % 5 == 0 or i % 20 == 1 else "conquest"
+               for i in range(n)]                                                # 25 %
+    table = gate(_run(planted), _run(before), paired=True)
+    dom = table.filter(pl.col("victory") == "dominance")
+    assert dom.item(0, "difference") == pytest.approx(0.05)
+    assert dom.item(0, "verdict") == "FAIL changed" and not passed(table)
+    nudged = ["dominance" if i % 5 == 0 or i % 400 == 1 else "conquest" for i in range(n)]
+    assert passed(gate(_run(nudged), _run(before), paired=True, margin=0.02))
+
+
+def test_too_few_matches_are_inconclusive_and_independent_runs_use_wider_intervals():
+    before = ["dominance" if i % 5 == 0 else "conquest" for i in range(200)]
+    shifted = ["dominance" if i % 5 == 1 else "conquest" for i in range(200)]
+    table = gate(_run(shifted), _run(before), paired=True)
+    played = table.filter(pl.col("victory").is_in(["conquest", "dominance"]))
+    assert set(played.get_column("verdict")) == {"FAIL inconclusive"}
+    # a type no match of either run ended with is trivially equivalent
+    assert set(table.filter(pl.col("victory") == "science").get_column("verdict")) == {"PASS"}
+    alone = gate(_run(shifted), _run(before), paired=False)
+    assert not alone.get_column("paired").any()
+    assert (alone.get_column("hi") - alone.get_column("lo")).min() > 0
+
+
+def test_same_matches_needs_the_same_seed_seats_length_and_personalities():
+    prov = {"root_seed": 7, "seats": 4, "length": "standard",
+            "personalities": ["balanced"], "rotate_personalities": True}
+    assert same_matches(prov, dict(prov))
+    assert not same_matches(prov, {**prov, "root_seed": 8})
+
+
+def _sim(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True,
+                          text=True, cwd=REPO_ROOT)
+
+
+def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
+    def sweep(name: str, setting: str) -> str:
+        exp = tmp_path / f"{name}.toml"
+        exp.write_text(f'name = "{name}"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\n'
+                       'matches = 16\nseats = 4\nlength = "short"\nchunk_size = 16\n'
+                       f'[[variants]]\nname = "baseline"\n{setting}\n')
+        out = tmp_path / name
+        proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        return str(out)
+
+    first = sweep("first", "")
+    again = _sim("report", first, "--against", first, "--out", str(tmp_path / "a.html"))
+    assert again.returncode == 0, again.stderr
+    assert "PASS" in again.stdout and "Regression gate: PASS" in (tmp_path / "a.html").read_text()
+    moved = sweep("moved", 'set = { "units.warrior.attack" = 9 }')
+    proc = _sim("report", moved, "--against", first, "--out", str(tmp_path / "b.html"))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "FAIL" in proc.stdout and (tmp_path / "b.html").is_file()
