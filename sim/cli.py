@@ -523,6 +523,9 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                = None,
                margin: Annotated[float, typer.Option(help="The gate's margin on each "
                                                      "victory share.")] = 0.02,
+               history: Annotated[Path | None, typer.Option(
+                   help="A Parquet history index: add this run's victory mix to it and "
+                        "chart the baseline's mix run by run.")] = None,
                ) -> None:
     """Write the self-contained HTML report of a sweep's run folder (refused when the
     run is incomplete or damaged: see `sim check-run`). With --against, the regression
@@ -532,11 +535,19 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
 
     _require_run(run_dir)
     out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
-    table = None
+    table = trend = None
     if against is not None:
         table = _gate(run_dir, against, margin)
+    if history is not None:
+        from sim.analysis.history import append_history, history_rows
+        from sim.analysis.load import read_table
+        from sim.outputs.store import read_provenance
+
+        trend = append_history(history, history_rows(read_table(run_dir, "matches"),
+                                                     read_provenance(run_dir)))
+        typer.echo(f"history: {trend.get_column('run_id').n_unique()} runs in {history}")
     try:
-        path = write_report(run_dir, out, baseline, table, against)
+        path = write_report(run_dir, out, baseline, table, against, trend)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(f"report written to {Path(path).absolute()}")

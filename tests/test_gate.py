@@ -82,3 +82,26 @@ def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
     proc = _sim("report", moved, "--against", first, "--out", str(tmp_path / "b.html"))
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "FAIL" in proc.stdout and (tmp_path / "b.html").is_file()
+
+
+def test_history_index_counts_each_run_once_and_the_report_charts_it(tmp_path):
+    from sim.analysis.history import append_history, history_rows, read_history
+
+    prov = {"run_id": "night-1", "finished": "2026-12-01T02:00:00+00:00",
+            "code_version": {"commit": "abc"}, "experiment": {"name": "nightly"},
+            "variants": [{"id": "baseline", "tables_hash": "h1"}]}
+    rows = history_rows(_run(["conquest", "science", "science", "dominance"]), prov)
+    assert rows.filter(pl.col("victory") == "science").item(0, "share") == 0.5
+    assert set(rows.get_column("tables_hash")) == {"h1"}
+    index = tmp_path / "history.parquet"
+    append_history(index, rows)
+    append_history(index, rows)                     # the same run written twice
+    night2 = history_rows(_run(["conquest"] * 4), {**prov, "run_id": "night-2",
+                                                   "finished": "2026-12-02T02:00:00+00:00"})
+    whole = append_history(index, night2)
+    assert whole.get_column("run_id").unique().sort().to_list() == ["night-1", "night-2"]
+    assert whole.height == read_history(index).height == 2 * rows.height
+    from sim.analysis import charts
+
+    spec = charts.history_trend(whole, "baseline").to_dict()
+    assert spec["title"] == "baseline: victory mix night by night"

@@ -187,3 +187,18 @@ def dose_response(points: pl.DataFrame, key: str) -> alt.Chart:
     rules = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
     return (line + rules).properties(width=WIDTH, height=240,
                                      title=f"Victory mix along {key}")
+
+
+def history_trend(history: pl.DataFrame, variant: str) -> alt.Chart:
+    """Victory shares of one variant over the nights of the history index, with their
+    Wilson intervals. `history`: sim.analysis.history.read_history."""
+    rows = history.filter(pl.col("variant") == variant).sort("finished")
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("finished:N", sort=None, title="run finished (UTC)"),
+        color=alt.Color("victory:N", sort=VICTORY_ORDER, title="victory"))
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
+        tooltip=_tips(rows))
+    rules = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
+    return (line + rules).properties(width=WIDTH, height=220,
+                                     title=f"{variant}: victory mix night by night")

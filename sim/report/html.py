@@ -143,9 +143,11 @@ def content_table(usage: pl.DataFrame) -> pl.DataFrame:
 
 
 def build_report(run_dir: str | Path, baseline: str | None = None,
-                 gate: pl.DataFrame | None = None, against: str | Path | None = None) -> str:
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None,
+                 history: pl.DataFrame | None = None) -> str:
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
-    regression gate against the run `against` comes first."""
+    regression gate against the run `against` comes first; with `history`
+    (sim.analysis.history) the baseline's victory mix night by night follows it."""
     run = load_run(run_dir)
     baseline = baseline or run.baseline
     variants = run.variants
@@ -197,6 +199,11 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                                      .alias("failed")),
                        {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
                         "hi": "pct", "margin": "pct"}, highlight="failed"))
+    if history is not None and history.filter(pl.col("variant") == baseline).height:
+        nights = history.filter(pl.col("variant") == baseline).get_column("run_id").n_unique()
+        section("History", figure(charts.history_trend(history, baseline),
+                                  f"The baseline ({baseline}) over the {nights} runs of the "
+                                  "history index, 95% Wilson intervals."))
     summary = summary_table(run, freq, gold, errors)
     section("Summary per variant", _table(summary) +
             "<p class='muted'>Victory shares over finished matches with 95% Wilson "
@@ -329,8 +336,9 @@ def _provenance(prov: dict[str, Any]) -> str:
 
 
 def write_report(run_dir: str | Path, out: str | Path, baseline: str | None = None,
-                 gate: pl.DataFrame | None = None, against: str | Path | None = None) -> Path:
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None,
+                 history: pl.DataFrame | None = None) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(run_dir, baseline, gate, against), encoding="utf-8")
+    out.write_text(build_report(run_dir, baseline, gate, against, history), encoding="utf-8")
     return out
