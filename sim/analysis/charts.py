@@ -174,31 +174,28 @@ def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
                                      title=f"What moves {metric}")
 
 
-def dose_response(points: pl.DataFrame, key: str) -> alt.Chart:
-    """Victory shares along one table value (x), a line per victory type with 95 %
-    Wilson intervals. `points`: sim.analysis.dose.dose_response's points."""
-    rows = points.filter(pl.col("key") == key)
+def _share_lines(rows: pl.DataFrame, x: alt.X, title: str, height: int) -> alt.Chart:
+    """A line of victory shares per victory type along `x`, with their intervals."""
     base = alt.Chart(_data(rows)).encode(
-        x=alt.X("value:Q", title=key, scale=alt.Scale(zero=False)),
-        color=alt.Color("victory:N", sort=VICTORY_ORDER, title="victory"))
+        x=x, color=alt.Color("victory:N", sort=VICTORY_ORDER, title="victory"))
     line = base.mark_line(point=True).encode(
         y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
         tooltip=_tips(rows))
     rules = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
-    return (line + rules).properties(width=WIDTH, height=240,
-                                     title=f"Victory mix along {key}")
+    return (line + rules).properties(width=WIDTH, height=height, title=title)
+
+
+def dose_response(points: pl.DataFrame, key: str) -> alt.Chart:
+    """Victory shares along one table value (x), a line per victory type with 95 %
+    Wilson intervals. `points`: sim.analysis.dose.dose_response's points."""
+    return _share_lines(points.filter(pl.col("key") == key),
+                        alt.X("value:Q", title=key, scale=alt.Scale(zero=False)),
+                        f"Victory mix along {key}", 240)
 
 
 def history_trend(history: pl.DataFrame, variant: str) -> alt.Chart:
     """Victory shares of one variant over the nights of the history index, with their
     Wilson intervals. `history`: sim.analysis.history.read_history."""
-    rows = history.filter(pl.col("variant") == variant).sort("finished")
-    base = alt.Chart(_data(rows)).encode(
-        x=alt.X("finished:N", sort=None, title="run finished (UTC)"),
-        color=alt.Color("victory:N", sort=VICTORY_ORDER, title="victory"))
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
-        tooltip=_tips(rows))
-    rules = base.mark_rule().encode(y="lo:Q", y2="hi:Q")
-    return (line + rules).properties(width=WIDTH, height=220,
-                                     title=f"{variant}: victory mix night by night")
+    return _share_lines(history.filter(pl.col("variant") == variant).sort("finished"),
+                        alt.X("finished:N", sort=None, title="run finished (UTC)"),
+                        f"{variant}: victory mix night by night", 220)

@@ -2,8 +2,9 @@
 
 A sweep whose variants each override one key alone (an experiment grid over that
 key, or hand-written variants), together with the baseline at the key's base value,
-traces a curve per victory type once there are three values or more. Each point is a share with its Wilson interval;
-each step between neighbouring values is a paired difference on the same matches
+traces a curve per victory type once there are three values or more. Each point is
+a share with its Wilson interval; each step between neighbouring values is a paired
+difference on the same matches
 (exact McNemar, Newcombe's interval). The steepest step of each curve, per unit of
 the key, is its *cliff*: a bar per variant hides it, a curve shows it. The values
 at which every victory type stays within a designer's band are the key's *band
