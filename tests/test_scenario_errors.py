@@ -115,14 +115,15 @@ def test_malformed_file_raises_scenario_error(name):
 # Refused commands leave the state unchanged.
 
 # Seats: 0 (active, 5 gold, knows Prosperity), 1 (truce with 0), 2 (pact
-# partner of 0 against 1), 3 (holds no city: out).
+# partner of 0 against 4), 3 (holds no city: out), 4 (the pact's target; not 1,
+# whose truce with 0 a pact against it would lift: V07, our reading).
 POSITION = """
 name = "refusals"
 turn = 7
 active_seat = 0
 
 [board]
-radius = 7
+radius = 8
 
 [[board.tiles]]
 at = [2, -1]
@@ -131,6 +132,8 @@ terrain = "mountain"
 [[seats]]
 gold = 5
 techs = ["law", "philosophy", "prosperity"]
+[[seats]]
+gold = 0
 [[seats]]
 gold = 0
 [[seats]]
@@ -164,6 +167,9 @@ at = [-4, 4]
 [[cities]]   # 6: neutral village, full HP
 seat = "neutral"
 at = [0, -4]
+[[cities]]   # 7: seat 4's capital, far from everyone
+seat = 4
+at = [-8, 1]
 
 [[units]]    # 0: beside city 2
 seat = 0
@@ -200,7 +206,7 @@ turns = 5
 
 [[pacts]]
 members = [0, 2]
-target = 1
+target = 4
 turns = 5
 """
 
