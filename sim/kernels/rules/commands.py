@@ -149,8 +149,14 @@ def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.i
               seat: np.int64) -> np.int64:
     """Move along a legal path within the unit's moves (C: Units). Ending on an
     empty bandit camp clears it for camp_clear_gold (C: Neutrals)."""
-    neighbours = board.neighbours  # board's last use: numba drops its references here
-    distance = board.distance
+    return move_unit_at(st, tb, board.neighbours, board.distance, unit, to, seat)
+
+
+@njit
+def move_unit_at(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
+                 unit: np.int64, to: np.int64, seat: np.int64) -> np.int64:
+    """move_unit on the two board arrays it reads (neighbours: (T, 6), distance: (T, T)),
+    for the AI's walks."""
     why = _own_unit(st, unit, seat)
     if why != OK:
         return why
