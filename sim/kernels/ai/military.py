@@ -199,73 +199,84 @@ def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
 
 
 @njit
-def unit_orders(st: State, tb: TableArrays, ai: AIRecord, neighbours: np.ndarray,
-                distance: np.ndarray, disc: np.ndarray, path: np.ndarray,
-                u: np.int64, seat: np.int64, target: np.int64, hold: np.int64, assault: bool,
-                alarm: np.ndarray, answered: np.ndarray,
-                score: np.ndarray, straight: bool) -> np.int64:
-    """One fighting unit: capture, attack, else defend a threatened city, march on the
-    war target (`target` >= 0; no closer than `hold` steps until the assault, so the
-    army arrives as one wave), clear a camp, or garrison. A melee unit next to the
-    target in an assault waits for `siege`, which orders the strikes together.
-    alarm, answered: (C,) see threats.intruder_near. straight: the target is a
-    rival's announced Observatory (V16): a unit out of reach of it marches before it
-    strikes anything else on the way, so the army reaches the city in time.
-
-    Returns the city the unit is to enter (V05), which the caller captures at once
-    (capture_city: the one action here that needs the whole board), or -1; nothing
-    else follows an entry. neighbours, distance, disc: board.neighbours (T, 6),
-    board.distance (T, T), board.disc (T, DISC), one by one (numba counts the
-    references to each array a kernel is handed, six for a board)."""
-    utype = st.unit_type[u]
-    reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
-    detour = not straight or distance[st.unit_tile[u], st.city_tile[target]] <= reach
-    if site_beside(st, neighbours, u):
-        c = enter_target(st, tb, neighbours, distance, u, seat)
-        if c >= 0:
-            return c
-    if besieging(st, tb, distance, u, target, assault) or \
-            (detour and strike_in_reach(st, tb, disc, u, seat) and
-             try_attack(st, tb, ai, distance, disc, u, seat, assault, score)):
-        return -1
-    goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered)
-    stop = reach
-    if goal < 0 and target >= 0:
-        goal = st.city_tile[target]
-        if not assault:
-            stop = max(reach, hold)
-        if spent(st, tb, u, target):
-            stop = max(stop, ai.muster_radius)
-            if distance[st.unit_tile[u], goal] < stop:
-                step_away(st, tb, neighbours, distance, u, goal, seat, stop)
-    if goal < 0:
-        stop = 0
-        best_d = ai.camp_search_radius + 1
-        for m in range(st.camp_tile.shape[0]):
-            t = st.camp_tile[m]
-            if t >= 0 and distance[st.unit_tile[u], t] < best_d:
-                goal, best_d = t, distance[st.unit_tile[u], t]
-    if goal < 0:
-        # garrison: the nearest own city without a unit on it
-        best_d = FAR
-        for c in range(st.n_cities[0]):
-            t = st.city_tile[c]
-            if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
-                                                         st.tile_unit[t] == u):
-                d = distance[st.unit_tile[u], t]
-                if d < best_d:
-                    goal, best_d = t, d
-    if goal >= 0:
-        step_toward(st, tb, neighbours, distance, path, u, goal, seat, stop)
-        if st.unit_moves_left[u] > 0:
-            if site_beside(st, neighbours, u):
-                c = enter_target(st, tb, neighbours, distance, u, seat)
-                if c >= 0:
-                    return c
-            if not besieging(st, tb, distance, u, target, assault) and \
-                    strike_in_reach(st, tb, disc, u, seat):
-                try_attack(st, tb, ai, distance, disc, u, seat, assault, score)
-    return -1
+def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
+                mine: np.ndarray, n_seen: np.int64, seat: np.int64, target: np.int64,
+                hold: np.int64, assault: bool, alarm: np.ndarray, answered: np.ndarray,
+                score: np.ndarray, alarm_city: np.int64, finishing: bool,
+                ranged: bool) -> None:
+    """The seat's fighting units of one phase (`ranged` ones, or melee ones), in ID order
+    (`mine`, then any slot from n_seen on: see ai_units). Each one captures, attacks,
+    else defends a threatened city, marches on the war target (`target` >= 0, or with
+    `finishing` the nearest rival city; no closer than `hold` steps until the assault,
+    so the army arrives as one wave), clears a camp, or garrisons. A melee unit next
+    to the target in an assault waits for `siege`, which orders the strikes together.
+    alarm, answered: (C,) see threats.intruder_near. A unit whose target is
+    `alarm_city`, a rival's announced Observatory (V16), marches before it strikes
+    anything else on the way while out of reach of it, so the army reaches the city
+    in time. One call per phase, not per unit: numba counts the references to each
+    array a kernel is handed, on every call."""
+    neighbours = board.neighbours
+    distance = board.distance
+    disc = board.disc
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
+        if st.finished[0]:
+            return
+        if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
+            continue
+        utype = st.unit_type[u]
+        if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
+            continue
+        own = target
+        if finishing:
+            own = nearest_rival_city(st, distance, seat, st.unit_tile[u])
+        straight = alarm_city >= 0 and own == alarm_city
+        reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
+        detour = not straight or distance[st.unit_tile[u], st.city_tile[own]] <= reach
+        enter = -1  # a city to enter (V05): nothing else follows an entry
+        if site_beside(st, neighbours, u):
+            enter = enter_target(st, tb, neighbours, distance, u, seat)
+        if enter < 0 and not (besieging(st, tb, distance, u, own, assault) or
+                              (detour and strike_in_reach(st, tb, disc, u, seat) and
+                               try_attack(st, tb, ai, distance, disc, u, seat, assault,
+                                          score))):
+            goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered)
+            stop = reach
+            if goal < 0 and own >= 0:
+                goal = st.city_tile[own]
+                if not assault:
+                    stop = max(reach, hold)
+                if spent(st, tb, u, own):
+                    stop = max(stop, ai.muster_radius)
+                    if distance[st.unit_tile[u], goal] < stop:
+                        step_away(st, tb, neighbours, distance, u, goal, seat, stop)
+            if goal < 0:
+                stop = 0
+                best_d = ai.camp_search_radius + 1
+                for m in range(st.camp_tile.shape[0]):
+                    t = st.camp_tile[m]
+                    if t >= 0 and distance[st.unit_tile[u], t] < best_d:
+                        goal, best_d = t, distance[st.unit_tile[u], t]
+            if goal < 0:
+                # garrison: the nearest own city without a unit on it
+                best_d = FAR
+                for c in range(st.n_cities[0]):
+                    t = st.city_tile[c]
+                    if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
+                                                                 st.tile_unit[t] == u):
+                        d = distance[st.unit_tile[u], t]
+                        if d < best_d:
+                            goal, best_d = t, d
+            if goal >= 0:
+                step_toward(st, tb, neighbours, distance, path, u, goal, seat, stop)
+                if st.unit_moves_left[u] > 0:
+                    if site_beside(st, neighbours, u):
+                        enter = enter_target(st, tb, neighbours, distance, u, seat)
+                    if enter < 0 and not besieging(st, tb, distance, u, own, assault) and \
+                            strike_in_reach(st, tb, disc, u, seat):
+                        try_attack(st, tb, ai, distance, disc, u, seat, assault, score)
+        if enter >= 0:
+            capture_city(st, tb, board, u, enter, seat)
 
 
 @njit
@@ -346,7 +357,6 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     """
     neighbours = board.neighbours
     distance = board.distance
-    disc = board.disc
     n_cities = cities_held(st, seat)
     if alarm_city >= 0:
         target = alarm_city
@@ -400,25 +410,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         # finishing (V18 counter running): one unit per threatened city, the rest march
         answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
-        ranged = phase == 0
         if st.finished[0]:
             return
-        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
-            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
-            if st.finished[0]:
-                return
-            if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
-                continue
-            utype = st.unit_type[u]
-            if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
-                continue
-            own = target
-            if finishing:
-                own = nearest_rival_city(st, distance, seat, st.unit_tile[u])
-            c = unit_orders(st, tb, ai, neighbours, distance, disc, path, u, seat, own, hold,
-                            assault, alarm, answered, score, alarm_city >= 0 and own == alarm_city)
-            if c >= 0:
-                capture_city(st, tb, board, u, c, seat)
+        unit_orders(st, tb, ai, board, path, mine, n_seen, seat, target, hold, assault, alarm,
+                    answered, score, alarm_city, finishing, phase == 0)
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
