@@ -67,7 +67,7 @@ def own_units(st: State, seat: np.int64) -> np.ndarray:
     return mine[:n]
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64,
                     seat: np.int64) -> bool:
     """Whether try_attack has a tile to weigh: a city not the seat's, or another side's
@@ -89,7 +89,7 @@ def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64
     return False
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def site_beside(st: State, neighbours: np.ndarray, unit: np.int64) -> bool:
     """Whether a city or village stands next to `unit`: try_enter looks at nothing else.
     neighbours: (T, 6) board.neighbours."""
@@ -158,7 +158,7 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     return False
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def enter_target(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
                  unit: np.int64, seat: np.int64) -> np.int64:
     """The first city (direction order) next to the unit that it may enter (V05: hostile,
@@ -279,7 +279,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
             capture_city(st, tb, board, u, enter, seat)
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def besieging(st: State, tb: TableArrays, distance: np.ndarray, u: np.int64, target: np.int64,
               assault: bool) -> bool:
     """A melee unit with moves left next to the assaulted target city (HP above 0).
