@@ -13,6 +13,7 @@ random numbers), and a match's result cannot depend on worker count or chunking.
 from __future__ import annotations
 
 from enum import IntEnum
+from functools import lru_cache
 
 import numpy as np
 
@@ -39,12 +40,100 @@ def stream_seed(root_seed: int, match_index: int, purpose: Purpose,
                 seat: int | None = None) -> int:
     """The 64-bit starting counter of one stream, from (root seed, match, purpose),
     and for a per-seat stream (the AI's, D8) the seat: one seat's draws never shift
-    another's."""
+    another's. Equal to
+    `SeedSequence(root_seed, spawn_key=key).generate_state(1, np.uint64)[0]`,
+    key = (match_index, purpose[, seat]), computed by `_seed_sequence_u64`."""
     if root_seed < 0 or match_index < 0:
         raise ValueError("root seed and match index must be non-negative")
     key = (match_index, int(purpose)) if seat is None else (match_index, int(purpose), seat)
-    seq = np.random.SeedSequence(root_seed, spawn_key=key)
-    return int(seq.generate_state(1, dtype=np.uint64)[0])
+    return _seed_sequence_u64(root_seed, key)
+
+
+# NumPy's SeedSequence (numpy/random/bit_generator.pyx, after O'Neill's seed_seq): its
+# hash and mix constants, 32-bit words, a pool of 4 words
+_MASK32 = 0xFFFFFFFF
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+_XSHIFT = 16
+_POOL = 4
+_GEN_B1 = (_INIT_B * _MULT_B) & _MASK32
+_GEN_B2 = (_GEN_B1 * _MULT_B) & _MASK32
+
+
+def _words(n: int) -> list[int]:
+    """SeedSequence's 32-bit words of a non-negative int, least significant first."""
+    if n == 0:
+        return [0]
+    out = []
+    while n > 0:
+        out.append(n & _MASK32)
+        n >>= 32
+    return out
+
+
+def _hashmix(value: int, hash_const: int) -> tuple[int, int]:
+    """(hashed value, next hash constant)."""
+    value ^= hash_const
+    hash_const = (hash_const * _MULT_A) & _MASK32
+    value = (value * hash_const) & _MASK32
+    return value ^ (value >> _XSHIFT), hash_const
+
+
+def _mix(x: int, y: int) -> int:
+    r = (_MIX_L * x - _MIX_R * y) & _MASK32
+    return r ^ (r >> _XSHIFT)
+
+
+@lru_cache(maxsize=256)
+def _pool_after(root_seed: int, key: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """(pool, hash constant) of SeedSequence(root_seed, spawn_key=key...) once the root
+    seed (its words padded to the pool's 4, as SeedSequence does when a spawn key
+    follows) and the key's words are mixed in. Cached by prefix: the six streams of a
+    match share the root seed and the match index, and the AI's the purpose too."""
+    if not key:
+        run = _words(root_seed)
+        run += [0] * (_POOL - len(run))
+        pool = [0] * _POOL
+        h = _INIT_A
+        for i in range(_POOL):
+            pool[i], h = _hashmix(run[i], h)
+        for i_src in range(_POOL):
+            for i_dst in range(_POOL):
+                if i_src != i_dst:
+                    v, h = _hashmix(pool[i_src], h)
+                    pool[i_dst] = _mix(pool[i_dst], v)
+        return tuple(pool), h
+    if key[-1] < 0:
+        raise ValueError("expected non-negative integer")
+    start, h = _pool_after(root_seed, key[:-1])
+    pool = list(start)
+    for word in _words(key[-1]):
+        for i_dst in range(_POOL):
+            # _hashmix then _mix, inline (this loop is most of a stream's cost)
+            v = word ^ h
+            h = (h * _MULT_A) & _MASK32
+            v = (v * h) & _MASK32
+            v ^= v >> _XSHIFT
+            r = (_MIX_L * pool[i_dst] - _MIX_R * v) & _MASK32
+            pool[i_dst] = r ^ (r >> _XSHIFT)
+    return tuple(pool), h
+
+
+def _seed_sequence_u64(root_seed: int, key: tuple[int, ...]) -> int:
+    """SeedSequence(root_seed, spawn_key=key).generate_state(1, np.uint64)[0] as an int,
+    without building a SeedSequence (which cost more than the rest of a match's setup);
+    a root seed of more than 4 words is left to NumPy. Checked against NumPy on every
+    kind of seed and key (tests/test_board_rng_map.py, the goldens)."""
+    if root_seed >> (32 * _POOL):
+        seq = np.random.SeedSequence(root_seed, spawn_key=key)
+        return int(seq.generate_state(1, dtype=np.uint64)[0])
+    pool, _h = _pool_after(root_seed, key)
+    # generate_state: two 32-bit words from the pool (hash constants _INIT_B times
+    # _MULT_B once, twice), little-endian into one uint64
+    lo = ((pool[0] ^ _INIT_B) * _GEN_B1) & _MASK32
+    hi = ((pool[1] ^ _GEN_B1) * _GEN_B2) & _MASK32
+    return (lo ^ (lo >> _XSHIFT)) | (hi ^ (hi >> _XSHIFT)) << 32
 
 
 def new_state(seed: int) -> np.ndarray:

@@ -30,8 +30,12 @@ from sim.kernels.ai.threats import (
     village_target,
     war_time,
 )
-from sim.kernels.rules.capture import capture_city, enter_check
-from sim.kernels.rules.combat import attack_outcome, city_defence_strength, resolve_attack
+from sim.kernels.rules.capture import capture_city, enter_check_at
+from sim.kernels.rules.combat import (
+    attack_outcome_at,
+    city_defence_strength,
+    resolve_attack_at,
+)
 from sim.kernels.rules.common import cities_held, is_military, regions
 from sim.rules.codes import (
     DISC_SIZES,
@@ -63,7 +67,7 @@ def own_units(st: State, seat: np.int64) -> np.ndarray:
     return mine[:n]
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64,
                     seat: np.int64) -> bool:
     """Whether try_attack has a tile to weigh: a city not the seat's, or another side's
@@ -85,7 +89,7 @@ def strike_in_reach(st: State, tb: TableArrays, disc: np.ndarray, unit: np.int64
     return False
 
 
-@njit
+@njit(inline='always')  # numba-inlined where called: no array references per call
 def site_beside(st: State, neighbours: np.ndarray, unit: np.int64) -> bool:
     """Whether a city or village stands next to `unit`: try_enter looks at nothing else.
     neighbours: (T, 6) board.neighbours."""
@@ -98,8 +102,9 @@ def site_beside(st: State, neighbours: np.ndarray, unit: np.int64) -> bool:
 
 
 @njit
-def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.int64,
-               seat: np.int64, assault: bool, score: np.ndarray) -> bool:
+def try_attack(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
+               disc: np.ndarray, unit: np.int64, seat: np.int64, assault: bool,
+               score: np.ndarray) -> bool:
     """Attack the best target in reach when the combat preview favours it (T16).
 
     An exchange is worth: damage dealt minus damage taken, the latter weighed
@@ -107,6 +112,8 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
     for a kill and for hitting a city the seat values. A melee unit strikes a
     city only in an assault (enough of the army gathered) or to bring it to 0 HP.
     ai: the seat's AI parameter set; score: (S,) the seats' scores (T10).
+    distance: (T, T) board.distance; disc: (T, DISC) board.disc (the board's arrays
+    one by one: numba counts the references to each array a kernel is handed).
     """
     here = st.unit_tile[unit]
     utype = st.unit_type[unit]
@@ -114,7 +121,7 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
     best = -1
     best_v = -1 if ai.weights[W_MILITARY] >= ai.reckless_military else 0
     for k in range(1, DISC_SIZES[reach]):
-        t = board.disc[here, k]
+        t = disc[here, k]
         if t < 0:
             continue
         site = st.tile_site[t]
@@ -123,7 +130,8 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
                 continue
         elif st.tile_unit[t] < 0 or st.unit_owner[st.tile_unit[t]] == seat:
             continue   # nothing to strike, or the seat's own (attack_outcome refuses both)
-        why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, t, seat)
+        why, kind, tid, to_target, to_attacker = attack_outcome_at(st, tb, distance, unit, t,
+                                                                   seat)
         if why != OK:
             continue
         if to_attacker >= st.unit_hp[unit]:
@@ -132,7 +140,7 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
             kill = to_target >= st.city_hp[tid]
             if to_attacker > 0 and not assault and not kill:
                 continue
-            worth = city_value(st, tb, ai, board, seat, tid, score)
+            worth = city_value(st, tb, ai, distance, seat, tid, score)
             v = to_target * (ai.strike_city_value + worth // ai.strike_city_value_divisor) - \
                 to_attacker * ai.strike_city_cost
             if kill:
@@ -145,23 +153,34 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, board: Board, unit: np.
         if v > best_v:
             best, best_v = t, v
     if best >= 0:
-        resolve_attack(st, tb, board, unit, best, seat)
+        resolve_attack_at(st, tb, distance, unit, best, seat)
         return True
     return False
+
+
+@njit(inline='always')  # numba-inlined where called: no array references per call
+def enter_target(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
+                 unit: np.int64, seat: np.int64) -> np.int64:
+    """The first city (direction order) next to the unit that it may enter (V05: hostile,
+    at 0 HP), or -1. neighbours: (T, 6) board.neighbours; distance: (T, T)."""
+    here = st.unit_tile[unit]
+    for k in range(N_DIRECTIONS):
+        m = neighbours[here, k]
+        if m < 0 or st.tile_site[m] < 0:
+            continue
+        c = st.tile_site[m]
+        if enter_check_at(st, tb, distance, unit, c, seat) == OK:
+            return c
+    return -1
 
 
 @njit
 def try_enter(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np.int64) -> bool:
     """Capture a hostile city at 0 HP next to the unit (V05)."""
-    here = st.unit_tile[unit]
-    for k in range(N_DIRECTIONS):
-        m = board.neighbours[here, k]
-        if m < 0 or st.tile_site[m] < 0:
-            continue
-        c = st.tile_site[m]
-        if enter_check(st, tb, board, unit, c, seat) == OK:
-            capture_city(st, tb, board, unit, c, seat)
-            return True
+    c = enter_target(st, tb, board.neighbours, board.distance, unit, seat)
+    if c >= 0:
+        capture_city(st, tb, board, unit, c, seat)
+        return True
     return False
 
 
@@ -181,65 +200,90 @@ def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
 
 @njit
 def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
-                u: np.int64, seat: np.int64, target: np.int64, hold: np.int64, assault: bool,
-                alarm: np.ndarray, answered: np.ndarray,
-                score: np.ndarray, straight: bool) -> None:
-    """One fighting unit: capture, attack, else defend a threatened city, march on the
-    war target (`target` >= 0; no closer than `hold` steps until the assault, so the
-    army arrives as one wave), clear a camp, or garrison. A melee unit next to the
-    target in an assault waits for `siege`, which orders the strikes together.
-    alarm, answered: (C,) see threats.intruder_near. straight: the target is a
-    rival's announced Observatory (V16): a unit out of reach of it marches before it
-    strikes anything else on the way, so the army reaches the city in time."""
-    utype = st.unit_type[u]
-    reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
-    detour = not straight or board.distance[st.unit_tile[u], st.city_tile[target]] <= reach
-    if (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) or \
-            besieging(st, tb, board, u, target, assault) or \
-            (detour and strike_in_reach(st, tb, board.disc, u, seat) and
-             try_attack(st, tb, ai, board, u, seat, assault, score)):
-        return
-    goal = intruder_near(st, tb, ai, board, seat, u, alarm, answered)
-    stop = reach
-    if goal < 0 and target >= 0:
-        goal = st.city_tile[target]
-        if not assault:
-            stop = max(reach, hold)
-        if spent(st, tb, u, target):
-            stop = max(stop, ai.muster_radius)
-            if board.distance[st.unit_tile[u], goal] < stop:
-                step_away(st, tb, board, u, goal, seat, stop)
-    if goal < 0:
-        stop = 0
-        best_d = ai.camp_search_radius + 1
-        for m in range(st.camp_tile.shape[0]):
-            t = st.camp_tile[m]
-            if t >= 0 and board.distance[st.unit_tile[u], t] < best_d:
-                goal, best_d = t, board.distance[st.unit_tile[u], t]
-    if goal < 0:
-        # garrison: the nearest own city without a unit on it
-        best_d = FAR
-        for c in range(st.n_cities[0]):
-            t = st.city_tile[c]
-            if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
-                                                         st.tile_unit[t] == u):
-                d = board.distance[st.unit_tile[u], t]
-                if d < best_d:
-                    goal, best_d = t, d
-    if goal >= 0:
-        step_toward(st, tb, board, path, u, goal, seat, stop)
-        if st.unit_moves_left[u] > 0 and \
-                not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
-                and not besieging(st, tb, board, u, target, assault) and \
-                strike_in_reach(st, tb, board.disc, u, seat):
-            try_attack(st, tb, ai, board, u, seat, assault, score)
+                mine: np.ndarray, n_seen: np.int64, seat: np.int64, target: np.int64,
+                hold: np.int64, assault: bool, alarm: np.ndarray, answered: np.ndarray,
+                score: np.ndarray, alarm_city: np.int64, finishing: bool,
+                ranged: bool) -> None:
+    """The seat's fighting units of one phase (`ranged` ones, or melee ones), in ID order
+    (`mine`, then any slot from n_seen on: see ai_units). Each one captures, attacks,
+    else defends a threatened city, marches on the war target (`target` >= 0, or with
+    `finishing` the nearest rival city; no closer than `hold` steps until the assault,
+    so the army arrives as one wave), clears a camp, or garrisons. A melee unit next
+    to the target in an assault waits for `siege`, which orders the strikes together.
+    alarm, answered: (C,) see threats.intruder_near. A unit whose target is
+    `alarm_city`, a rival's announced Observatory (V16), marches before it strikes
+    anything else on the way while out of reach of it, so the army reaches the city
+    in time. One call per phase, not per unit: numba counts the references to each
+    array a kernel is handed, on every call."""
+    neighbours = board.neighbours
+    distance = board.distance
+    disc = board.disc
+    for i in range(mine.shape[0] + st.n_units[0] - n_seen):
+        u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
+        if st.finished[0]:
+            return
+        if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
+            continue
+        utype = st.unit_type[u]
+        if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
+            continue
+        own = target
+        if finishing:
+            own = nearest_rival_city(st, distance, seat, st.unit_tile[u])
+        straight = alarm_city >= 0 and own == alarm_city
+        reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
+        detour = not straight or distance[st.unit_tile[u], st.city_tile[own]] <= reach
+        enter = -1  # a city to enter (V05): nothing else follows an entry
+        if site_beside(st, neighbours, u):
+            enter = enter_target(st, tb, neighbours, distance, u, seat)
+        if enter < 0 and not (besieging(st, tb, distance, u, own, assault) or
+                              (detour and strike_in_reach(st, tb, disc, u, seat) and
+                               try_attack(st, tb, ai, distance, disc, u, seat, assault,
+                                          score))):
+            goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered)
+            stop = reach
+            if goal < 0 and own >= 0:
+                goal = st.city_tile[own]
+                if not assault:
+                    stop = max(reach, hold)
+                if spent(st, tb, u, own):
+                    stop = max(stop, ai.muster_radius)
+                    if distance[st.unit_tile[u], goal] < stop:
+                        step_away(st, tb, neighbours, distance, u, goal, seat, stop)
+            if goal < 0:
+                stop = 0
+                best_d = ai.camp_search_radius + 1
+                for m in range(st.camp_tile.shape[0]):
+                    t = st.camp_tile[m]
+                    if t >= 0 and distance[st.unit_tile[u], t] < best_d:
+                        goal, best_d = t, distance[st.unit_tile[u], t]
+            if goal < 0:
+                # garrison: the nearest own city without a unit on it
+                best_d = FAR
+                for c in range(st.n_cities[0]):
+                    t = st.city_tile[c]
+                    if t >= 0 and st.city_owner[c] == seat and (st.tile_unit[t] < 0 or
+                                                                 st.tile_unit[t] == u):
+                        d = distance[st.unit_tile[u], t]
+                        if d < best_d:
+                            goal, best_d = t, d
+            if goal >= 0:
+                step_toward(st, tb, neighbours, distance, path, u, goal, seat, stop)
+                if st.unit_moves_left[u] > 0:
+                    if site_beside(st, neighbours, u):
+                        enter = enter_target(st, tb, neighbours, distance, u, seat)
+                    if enter < 0 and not besieging(st, tb, distance, u, own, assault) and \
+                            strike_in_reach(st, tb, disc, u, seat):
+                        try_attack(st, tb, ai, distance, disc, u, seat, assault, score)
+        if enter >= 0:
+            capture_city(st, tb, board, u, enter, seat)
 
 
-@njit
-def besieging(st: State, tb: TableArrays, board: Board, u: np.int64, target: np.int64,
+@njit(inline='always')  # numba-inlined where called: no array references per call
+def besieging(st: State, tb: TableArrays, distance: np.ndarray, u: np.int64, target: np.int64,
               assault: bool) -> bool:
-    """A melee unit with moves left next to the assaulted target city (HP above 0)."""
-    distance = board.distance  # board's last use: numba drops its references here
+    """A melee unit with moves left next to the assaulted target city (HP above 0).
+    distance: (T, T) board.distance."""
     if not assault or target < 0 or st.city_hp[target] <= 0 or st.unit_moves_left[u] <= 0:
         return False
     utype = st.unit_type[u]
@@ -252,13 +296,16 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
     """The melee units next to the target strike it one after another, strongest blow
     first, while at least one other stays fresh to enter once it is at 0 HP (V05);
     the last one enters. Units that could not strike fight whatever else is in reach."""
+    neighbours = board.neighbours
+    distance = board.distance
+    disc = board.disc
     tt = st.city_tile[target]
     while st.city_hp[target] > 0 and st.city_owner[target] != seat:
         fresh = 0
         best = -1
         best_d = 0
         for k in range(N_DIRECTIONS):
-            m = board.neighbours[tt, k]
+            m = neighbours[tt, k]
             if m < 0:
                 continue
             u = st.tile_unit[m]
@@ -266,23 +313,24 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
                     tb.unit_range[st.unit_type[u]] > 0 or not is_military(tb, st.unit_type[u]):
                 continue
             fresh += 1
-            why, _kind, _tid, to_target, to_attacker = attack_outcome(st, tb, board, u, tt, seat)
+            why, _kind, _tid, to_target, to_attacker = attack_outcome_at(st, tb, distance, u,
+                                                                         tt, seat)
             if why == OK and to_attacker < st.unit_hp[u] and to_target > best_d:
                 best, best_d = u, to_target
         # one strikes, one more stays fresh to enter
         if fresh < 2 or best < 0:
             break
-        resolve_attack(st, tb, board, best, tt, seat)
+        resolve_attack_at(st, tb, distance, best, tt, seat)
     for k in range(N_DIRECTIONS):
-        m = board.neighbours[tt, k]
+        m = neighbours[tt, k]
         if m < 0:
             continue
         u = st.tile_unit[m]
         if u >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 and \
                 is_military(tb, st.unit_type[u]):
-            if not (site_beside(st, board.neighbours, u) and try_enter(st, tb, board, u, seat)) \
-                    and strike_in_reach(st, tb, board.disc, u, seat):
-                try_attack(st, tb, ai, board, u, seat, False, score)
+            if not (site_beside(st, neighbours, u) and try_enter(st, tb, board, u, seat)) \
+                    and strike_in_reach(st, tb, disc, u, seat):
+                try_attack(st, tb, ai, distance, disc, u, seat, False, score)
             if st.finished[0]:
                 return
 
@@ -307,6 +355,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     whose V18 counter runs marches on nothing: every unit defends or garrisons
     (a lost city would reset the counter). score: (S,) the seats' scores.
     """
+    neighbours = board.neighbours
+    distance = board.distance
     n_cities = cities_held(st, seat)
     if alarm_city >= 0:
         target = alarm_city
@@ -336,7 +386,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
             t = st.unit_tile[u]
             if t >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]) and \
                     k < dist.shape[0]:
-                dist[k] = board.distance[t, tt]
+                dist[k] = distance[t, tt]
                 k += 1
         if k < max(ai.muster_units, 1):
             target = -1
@@ -360,23 +410,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         # finishing (V18 counter running): one unit per threatened city, the rest march
         answered[:] = max(ai.defenders - 1, 0)
     for phase in range(2):
-        ranged = phase == 0
         if st.finished[0]:
             return
-        for i in range(mine.shape[0] + st.n_units[0] - n_seen):
-            u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
-            if st.finished[0]:
-                return
-            if st.unit_tile[u] < 0 or st.unit_owner[u] != seat:
-                continue
-            utype = st.unit_type[u]
-            if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
-                continue
-            own = target
-            if finishing:
-                own = nearest_rival_city(st, board, seat, st.unit_tile[u])
-            unit_orders(st, tb, ai, board, path, u, seat, own, hold, assault, alarm,
-                        answered, score, alarm_city >= 0 and own == alarm_city)
+        unit_orders(st, tb, ai, board, path, mine, n_seen, seat, target, hold, assault, alarm,
+                    answered, score, alarm_city, finishing, phase == 0)
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat
@@ -389,6 +426,6 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 \
                 and is_military(tb, st.unit_type[u]):
             if zeroed and st.city_owner[target] != seat and tb.unit_range[st.unit_type[u]] == 0:
-                step_toward(st, tb, board, path, u, st.city_tile[target], seat, 1)
-            if site_beside(st, board.neighbours, u):
+                step_toward(st, tb, neighbours, distance, path, u, st.city_tile[target], seat, 1)
+            if site_beside(st, neighbours, u):
                 try_enter(st, tb, board, u, seat)

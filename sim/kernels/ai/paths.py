@@ -14,20 +14,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.commands import move_unit
+from sim.kernels.rules.commands import move_unit_at
 from sim.rules.codes import N_DIRECTIONS, OK
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
-    from sim.world.board import Board
     from sim.world.state import State
 
 
 @njit
-def path_row(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+def path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarray,
              target: np.int64) -> np.ndarray:
-    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable."""
-    neighbours = board.neighbours  # board's last use: numba drops its references here
+    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable.
+    neighbours: (T, 6) board.neighbours."""
     if path[target, target] == 0:
         return path[target]
     n = st.n_tiles[0]
@@ -53,13 +52,16 @@ def path_row(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 
 @njit
-def step_toward(st: State, tb: TableArrays, board: Board, path: np.ndarray, unit: np.int64,
-                target: np.int64, seat: np.int64, stop_at: np.int64) -> None:
+def step_toward(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
+                path: np.ndarray, unit: np.int64, target: np.int64, seat: np.int64,
+                stop_at: np.int64) -> None:
     """Walk `unit` one tile at a time toward `target` until `stop_at` steps from it
     or out of moves; each step is a `move` command (the same rule as scenarios).
     A unit blocked on every closer tile sidesteps to a free tile as close as it is,
-    so columns flow around one another instead of jamming."""
-    row = path_row(st, tb, board, path, target)
+    so columns flow around one another instead of jamming.
+    neighbours: (T, 6) board.neighbours; distance: (T, T) board.distance (the board's
+    arrays one by one: numba counts the references to each array a kernel is handed)."""
+    row = path_row(st, tb, neighbours, path, target)
     sidestepped = False
     while st.unit_moves_left[unit] > 0 and st.unit_tile[unit] >= 0:
         here = st.unit_tile[unit]
@@ -69,7 +71,7 @@ def step_toward(st: State, tb: TableArrays, board: Board, path: np.ndarray, unit
         best = -1
         best_d = d_here + 1
         for k in range(N_DIRECTIONS):
-            m = board.neighbours[here, k]
+            m = neighbours[here, k]
             if m < 0 or row[m] < 0 or row[m] > d_here or st.tile_unit[m] >= 0:
                 continue
             if row[m] == d_here and sidestepped:
@@ -83,20 +85,21 @@ def step_toward(st: State, tb: TableArrays, board: Board, path: np.ndarray, unit
             return
         if best_d == d_here:
             sidestepped = True
-        if move_unit(st, tb, board, unit, best, seat) != OK:
+        if move_unit_at(st, tb, neighbours, distance, unit, best, seat) != OK:
             return
 
 
 @njit
-def step_away(st: State, tb: TableArrays, board: Board, u: np.int64, frm: np.int64,
-              seat: np.int64, dist: np.int64) -> None:
+def step_away(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
+              u: np.int64, frm: np.int64, seat: np.int64, dist: np.int64) -> None:
     """Move `u` to the first free neighbouring tile (direction order) at least `dist`
-    steps from `frm`, if there is one, to leave the siege ring to fresh units."""
+    steps from `frm`, if there is one, to leave the siege ring to fresh units.
+    neighbours: (T, 6) board.neighbours; distance: (T, T) board.distance."""
     here = st.unit_tile[u]
     for k in range(N_DIRECTIONS):
-        m = board.neighbours[here, k]
+        m = neighbours[here, k]
         if m < 0 or st.tile_unit[m] >= 0 or st.tile_site[m] >= 0 or \
-                not tb.terrain_passable[st.tile_terrain[m]] or board.distance[m, frm] < dist:
+                not tb.terrain_passable[st.tile_terrain[m]] or distance[m, frm] < dist:
             continue
-        if move_unit(st, tb, board, u, m, seat) == OK:
+        if move_unit_at(st, tb, neighbours, distance, u, m, seat) == OK:
             return

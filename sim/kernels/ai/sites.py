@@ -26,12 +26,13 @@ if TYPE_CHECKING:
 
 
 @njit
-def site_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, t: np.int64) -> np.int64:
+def site_value(st: State, tb: TableArrays, ai: AIRecord, disc: np.ndarray,
+               t: np.int64) -> np.int64:
     """Worth of founding on `t`: passable tiles and resource nodes of its
-    site_ring_radius ring."""
+    site_ring_radius ring. disc: (T, DISC) board.disc."""
     v = 0
     for k in range(DISC_SIZES[ai.site_ring_radius]):
-        m = board.disc[t, k]
+        m = disc[t, k]
         if m >= 0 and tb.terrain_passable[st.tile_terrain[m]]:
             v += ai.site_tile_value
             if st.tile_node[m] >= 0:
@@ -90,11 +91,11 @@ def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.n
         d = board.distance[from_tile, t]
         if d > ai.site_search_radius:
             continue
-        v = site_value(st, tb, ai, board, t) - ai.site_distance_cost * d
+        v = site_value(st, tb, ai, board.disc, t) - ai.site_distance_cost * d
         if v > best_v:
             best, best_v = t, v
     if best >= 0:
-        row = path_row(st, tb, board, path, best)
+        row = path_row(st, tb, board.neighbours, path, best)
         best_steps = row[from_tile]
         if best_steps < 0:
             return -1, 0
@@ -117,12 +118,12 @@ def settler_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path:
         return False
     if can_here:
         if site < 0 or site == here or st.tile_unit[site] >= 0 or \
-                site_value(st, tb, ai, board, here) + ai.found_here_slack >= \
-                site_value(st, tb, ai, board, site):
+                site_value(st, tb, ai, board.disc, here) + ai.found_here_slack >= \
+                site_value(st, tb, ai, board.disc, site):
             found_city(st, tb, board, u, seat)
             return True
     if site >= 0:
-        step_toward(st, tb, board, path, u, site, seat, 0)
+        step_toward(st, tb, board.neighbours, board.distance, path, u, site, seat, 0)
         if st.unit_tile[u] == site and found_check(st, tb, board, u, seat) == OK:
             found_city(st, tb, board, u, seat)
             return True

@@ -69,14 +69,14 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
 
 
 @njit
-def intruder_of(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, seat: np.int64,
                 city: np.int64) -> np.int64:
     """Tile of the first hostile fighting unit (or bandit) within defend_radius of
-    the seat's `city`, or -1."""
+    the seat's `city`, or -1. distance: (T, T) board.distance."""
     home = st.city_tile[city]
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
-        if t < 0 or board.distance[home, t] > ai.defend_radius:
+        if t < 0 or distance[home, t] > ai.defend_radius:
             continue
         owner = st.unit_owner[u]
         if owner == seat:
@@ -88,17 +88,18 @@ def intruder_of(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np
 
 
 @njit
-def intruder_near(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
-                  unit: np.int64, alarm: np.ndarray, answered: np.ndarray) -> np.int64:
+def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
+                  seat: np.int64, unit: np.int64, alarm: np.ndarray,
+                  answered: np.ndarray) -> np.int64:
     """Tile of a hostile fighting unit within defend_radius of one of the seat's
     cities that is within defend_reach steps of `unit`, or -1; at most `defenders`
     units answer one city. `alarm` (C,) caches each city's intruder tile (UNSET: not
     looked up yet) and is refreshed when the intruder left; `answered` (C,) counts
-    responders."""
+    responders. distance: (T, T) board.distance."""
     here = st.unit_tile[unit]
     for c in range(st.n_cities[0]):
         home = st.city_tile[c]
-        if home < 0 or st.city_owner[c] != seat or board.distance[here, home] > ai.defend_reach \
+        if home < 0 or st.city_owner[c] != seat or distance[here, home] > ai.defend_reach \
                 or answered[c] >= ai.defenders:
             continue
         t = alarm[c]
@@ -107,7 +108,7 @@ def intruder_near(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: 
             if x < 0 or st.unit_owner[x] == seat:
                 t = UNSET
         if t == UNSET:
-            t = intruder_of(st, tb, ai, board, seat, c)
+            t = intruder_of(st, tb, ai, distance, seat, c)
             alarm[c] = t
         if t >= 0:
             answered[c] += 1
@@ -161,14 +162,14 @@ def score_lead(st: State, score: np.ndarray, owner: np.int64) -> np.int64:
 
 
 @njit
-def city_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
+def city_value(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, seat: np.int64,
                city: np.int64, score: np.ndarray) -> np.int64:
     """How much `seat` wants to take `city`: population, capital (capital_finishing_factor
     times as much while the seat's own dominance counter runs: a capital fall can end a
     rival, V08/V10), buildings, revolt (V11), the score it carries (T13; more in the score
     phase), its owner's score lead, running dominance counter (V18), queued Observatory
     (V16) or the Observatory's tech known (prosperity_value, on its capital).
-    score: (S,) the seats' current scores (T10)."""
+    score: (S,) the seats' current scores (T10); distance: (T, T) board.distance."""
     owner = st.city_owner[city]
     v = ai.city_base_value + st.city_pop[city] * ai.city_pop_value
     if owner == NEUTRAL:
@@ -180,7 +181,7 @@ def city_value(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.
         home = st.city_tile[city]
         for c in range(st.n_cities[0]):
             if c != city and st.city_tile[c] >= 0 and st.city_owner[c] == owner and \
-                    board.distance[home, st.city_tile[c]] <= tb.capital_fall_radius:
+                    distance[home, st.city_tile[c]] <= tb.capital_fall_radius:
                 v += (ai.city_base_value + st.city_pop[c] * ai.city_pop_value) * \
                     ai.transfer_value_pct // PERCENT
         if tb.observatory_tech >= 0 and st.seat_techs[owner, tb.observatory_tech]:
@@ -211,6 +212,7 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10)."""
+    distance = board.distance  # board's last use: numba drops its references here
     tiles = np.empty(st.n_units[0], dtype=np.int64)
     n_army = 0
     for u in range(st.n_units[0]):
@@ -229,14 +231,14 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.
         near = FAR
         for h in range(st.n_cities[0]):
             if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
-                near = min(near, board.distance[t, st.city_tile[h]])
+                near = min(near, distance[t, st.city_tile[h]])
         if n_army > 0:
             total = 0
             for k in range(n_army):
-                total += board.distance[t, tiles[k]]
+                total += distance[t, tiles[k]]
             near = min(near, total // n_army)
         # (base + military weight) / base: a warlike seat values every target more
-        v = city_value(st, tb, ai, board, seat, c, score) * \
+        v = city_value(st, tb, ai, distance, seat, c, score) * \
             (ai.target_military_base + ai.weights[W_MILITARY]) * ai.target_value_scale // \
             (ai.target_military_base * (ai.target_distance_offset + near))
         if v > best_v:
@@ -270,16 +272,18 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, board: Board,
 
 
 @njit
-def nearest_rival_city(st: State, board: Board, seat: np.int64, tile: np.int64) -> np.int64:
-    """The city of another standing seat nearest `tile` that `seat` may attack, or -1."""
+def nearest_rival_city(st: State, distance: np.ndarray, seat: np.int64,
+                       tile: np.int64) -> np.int64:
+    """The city of another standing seat nearest `tile` that `seat` may attack, or -1.
+    distance: (T, T) board.distance."""
     best = -1
     best_d = FAR
     for c in range(st.n_cities[0]):
         t = st.city_tile[c]
         if t < 0 or st.city_owner[c] < 0 or not hostile_owner(st, seat, st.city_owner[c]):
             continue
-        if board.distance[tile, t] < best_d:
-            best, best_d = c, board.distance[tile, t]
+        if distance[tile, t] < best_d:
+            best, best_d = c, distance[tile, t]
     return best
 
 

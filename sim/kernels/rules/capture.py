@@ -53,6 +53,13 @@ if TYPE_CHECKING:
 def enter_check(st: State, tb: TableArrays, board: Board, unit: np.int64, city: np.int64,
                 seat: np.int64) -> np.int64:
     """OK, or why `unit` of `seat` may not enter `city` (V05, V07)."""
+    return enter_check_at(st, tb, board.distance, unit, city, seat)
+
+
+@njit
+def enter_check_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np.int64,
+                   city: np.int64, seat: np.int64) -> np.int64:
+    """enter_check on the board's distance table alone (distance: (T, T))."""
     if unit < 0 or unit >= st.n_units[0] or st.unit_tile[unit] < 0:
         return R_NO_UNIT
     if st.unit_owner[unit] != seat:
@@ -68,7 +75,7 @@ def enter_check(st: State, tb: TableArrays, board: Board, unit: np.int64, city: 
     why = may_attack_owner(st, seat, st.city_owner[city])
     if why != OK:
         return why
-    if board.distance[st.unit_tile[unit], st.city_tile[city]] != 1:
+    if distance[st.unit_tile[unit], st.city_tile[city]] != 1:
         return R_NOT_ADJACENT
     if st.city_hp[city] > 0:
         return R_CITY_HAS_HP

@@ -108,6 +108,15 @@ def attack_outcome(st: State, tb: TableArrays, board: Board, unit: np.int64, tar
     A tile with a city is a city target (its garrison does not fight);
     otherwise the unit on it. Bandits (seat = BANDIT) never attack cities (V06).
     """
+    return attack_outcome_at(st, tb, board.distance, unit, target_tile, seat)
+
+
+@njit
+def attack_outcome_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np.int64,
+                      target_tile: np.int64, seat: np.int64):
+    """attack_outcome on the board's distance table alone (distance: (T, T)
+    board.distance): the AI's hot loops pass the one array they read, not the
+    board's six (numba counts the references to every array a kernel is handed)."""
     if unit < 0 or unit >= st.n_units[0] or st.unit_tile[unit] < 0:
         return R_NO_UNIT, 0, -1, 0, 0
     if st.unit_owner[unit] != seat:
@@ -120,7 +129,7 @@ def attack_outcome(st: State, tb: TableArrays, board: Board, unit: np.int64, tar
         return R_NO_MOVES, 0, -1, 0, 0
     rng = unit_stat_range(tb, utype)
     reach = rng if rng > 0 else 1
-    dist = board.distance[st.unit_tile[unit], target_tile]
+    dist = distance[st.unit_tile[unit], target_tile]
     city = st.tile_site[target_tile]
     target = st.tile_unit[target_tile]
     if city >= 0 and seat != BANDIT:
@@ -164,7 +173,15 @@ def resolve_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, tar
     Attacking ends the attacker's movement for the turn. Every resolved attack is
     logged (EV_ATTACK: sides, target, unit types, both damages).
     """
-    why, kind, tid, to_target, to_attacker = attack_outcome(st, tb, board, unit, target_tile, seat)
+    return resolve_attack_at(st, tb, board.distance, unit, target_tile, seat)
+
+
+@njit
+def resolve_attack_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np.int64,
+                      target_tile: np.int64, seat: np.int64) -> np.int64:
+    """resolve_attack on the board's distance table alone (distance: (T, T))."""
+    why, kind, tid, to_target, to_attacker = attack_outcome_at(st, tb, distance, unit,
+                                                               target_tile, seat)
     if why != OK:
         return why
     if kind == TARGET_CITY:

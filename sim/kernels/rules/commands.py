@@ -19,6 +19,7 @@ from sim.kernels.rules.events import (
 )
 from sim.kernels.rules.territory import (
     buy_tile_check,
+    region_city_of,
 )
 from sim.rules.codes import (
     BUY_OK,
@@ -148,8 +149,14 @@ def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.i
               seat: np.int64) -> np.int64:
     """Move along a legal path within the unit's moves (C: Units). Ending on an
     empty bandit camp clears it for camp_clear_gold (C: Neutrals)."""
-    neighbours = board.neighbours  # board's last use: numba drops its references here
-    distance = board.distance
+    return move_unit_at(st, tb, board.neighbours, board.distance, unit, to, seat)
+
+
+@njit
+def move_unit_at(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
+                 unit: np.int64, to: np.int64, seat: np.int64) -> np.int64:
+    """move_unit on the two board arrays it reads (neighbours: (T, 6), distance: (T, T)),
+    for the AI's walks."""
     why = _own_unit(st, unit, seat)
     if why != OK:
         return why
@@ -200,7 +207,11 @@ def found_check(st: State, tb: TableArrays, board: Board, unit: np.int64,
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and board.distance[tile, st.city_tile[c]] < tb.city_min_distance:
             return R_TOO_CLOSE
-    if regions(st, tb, board)[tile] >= 0:
+    # the one tile's owner (region_city_of: resolve_regions(...)[tile], T08), not
+    # every region: a settler checks this every turn
+    if region_city_of(board.distance, st.city_tile, st.city_owner, st.city_pop,
+                      st.tile_bought_by, tile, tb.ring_radius, tb.grown_ring_radius,
+                      tb.grown_ring_population) >= 0:
         return R_IN_REGION
     if cities_held(st, seat) >= tb.quota:
         return R_QUOTA
