@@ -247,15 +247,39 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     out = (out or REPO_ROOT / "runs" / experiment.spec.name).absolute()
     command = shlex.join(["sim", *sys.argv[1:]]) if sys.argv[1:2] == ["sweep"] else \
         f"sim sweep {shlex.quote(str(file))} --out {shlex.quote(str(out))}"
-    typer.echo(f"sweep {experiment.spec.name}: {len(experiment.variants)} variants x "
-               f"{experiment.spec.matches} matches -> {out} ({jobs} workers, {backend})")
+    spec = experiment.spec
+    if spec.sequential and chunk_size is not None and any(
+            n % chunk_size for n in experiment.looks()[:-1]):
+        _fail(f"--chunk-size {chunk_size}: every look of {file} (matches, then every block) "
+              "must end on a whole chunk")
+    size = f"{spec.matches} matches" if not spec.sequential else \
+        f"{spec.matches} to {spec.max_matches} matches (until {_target_text(spec)})"
+    typer.echo(f"sweep {spec.name}: {len(experiment.variants)} variants x {size} -> {out} "
+               f"({jobs} workers, {backend})")
     # the handlers cover the summary too, so a signal always ends the same way
     with stop_on_signals():
         try:
-            result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
-                               progress=not quiet, replace_stale=replace_stale,
-                               retry_errors=retry_errors, command=command,
-                               say=lambda line: typer.echo(line, err=True))
+            if spec.sequential:
+                from sim.analysis.sequential import run_look
+                from sim.runner.sequential import run_sequential
+
+                def look(run_dir: Path, prefix: int):
+                    return run_look(run_dir, prefix, experiment.baseline, spec.precision,
+                                    spec.detect, spec.confidence, spec.power)
+
+                result = run_sequential(experiment, out, look, jobs, backend, scheduler,
+                                        chunk_size, progress=not quiet,
+                                        replace_stale=replace_stale,
+                                        retry_errors=retry_errors, command=command,
+                                        say=lambda line: typer.echo(line, err=True))
+                seq = result["sequential"]
+                typer.echo(f"stopped at {seq['stopped_at']} matches per variant: "
+                           f"{seq['reason']} ({len(seq['looks'])} looks)")
+            else:
+                result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
+                                   progress=not quiet, replace_stale=replace_stale,
+                                   retry_errors=retry_errors, command=command,
+                                   say=lambda line: typer.echo(line, err=True))
             _sweep_summary(result, out, command)
         except SweepError as exc:
             _fail(str(exc))
@@ -266,6 +290,15 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                        f"chunks are written in {out}; to resume, run the same command "
                        f"again: {command}", err=True)
             raise typer.Exit(exc.exit_code) from None
+
+
+def _target_text(spec) -> str:
+    parts = []
+    if spec.precision is not None:
+        parts.append(f"every victory share is within ±{spec.precision:g}")
+    if spec.detect is not None:
+        parts.append(f"every difference from the baseline of {spec.detect:g} is decided")
+    return " and ".join(parts) + f" at {spec.confidence:.0%}, anytime-valid"
 
 
 def _sweep_summary(result: dict, out: Path, command: str) -> None:

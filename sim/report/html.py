@@ -312,6 +312,21 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             + "</body></html>")
 
 
+
+def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
+    """A precision-targeted sweep's target and where it stopped (issue 13)."""
+    seq = prov.get("sequential")
+    if not seq:
+        return []
+    target = ", ".join(f"{k} {seq[k]:g}" for k in ("precision", "detect")
+                       if seq.get(k) is not None)
+    return [("stopping rule", f"{target} at {seq.get('confidence', 0.95):.0%} "
+             f"({seq.get('rule', '')}); looks every {seq.get('block')} matches from "
+             f"{seq.get('first')}, at most {seq.get('max_matches')}"),
+            ("stopped", f"at {seq.get('stopped_at')} matches per variant after "
+             f"{len(seq.get('looks', []))} looks: {seq.get('reason')}")]
+
+
 def _provenance(prov: dict[str, Any]) -> str:
     code = prov.get("code_version", {})
     rows = [("code", f"{code.get('commit', code.get('package', '?'))}"
@@ -319,6 +334,7 @@ def _provenance(prov: dict[str, Any]) -> str:
             ("experiment file", prov.get("experiment", {}).get("path", "?")),
             ("root seed", prov.get("root_seed")),
             ("matches per variant", prov.get("matches_per_variant")),
+            *_sequential_rows(prov),
             ("seats / length", f"{prov.get('seats')} / {prov.get('length') or 'tables default'}"),
             ("personalities", ", ".join(prov.get("personalities") or []) or "tables default"),
             ("streams", prov.get("streams")),

@@ -14,6 +14,7 @@ any n consecutive matches every personality sits in every seat once.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import re
@@ -64,6 +65,18 @@ class ExperimentSpec(_M):
     baseline: str | None = None
     variants: list[VariantSpec] = []
     grids: list[GridSpec] = []
+    # a precision-targeted sweep (issue 13): `matches` is then the first look, and the
+    # sweep grows by `block` matches per look until the target is met or max_matches
+    precision: Annotated[float, Field(gt=0.0, lt=0.5)] | None = None
+    detect: Annotated[float, Field(gt=0.0, lt=1.0)] | None = None
+    confidence: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.95
+    power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
+    max_matches: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    block: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+
+    @property
+    def sequential(self) -> bool:
+        return self.precision is not None or self.detect is not None
 
 
 class ExperimentError(Exception):
@@ -121,6 +134,20 @@ class Experiment:
                 for v in self.variants
                 for k, start in enumerate(range(0, self.spec.matches, size))]
 
+    def prefix(self, matches: int) -> Experiment:
+        """The same experiment over matches [0, matches): one look of a sequential sweep
+        (same text hash, so it runs in, and resumes, the same folder)."""
+        return dataclasses.replace(self, spec=self.spec.model_copy(update={"matches": matches}))
+
+    def looks(self) -> list[int]:
+        """The prefix lengths at which a sequential sweep looks: matches, then every
+        block more, the last one max_matches."""
+        spec = self.spec
+        if not spec.sequential:
+            return [spec.matches]
+        step, cap = spec.block or spec.matches, spec.max_matches or spec.matches
+        return [*range(spec.matches, cap, step), cap]
+
     def variant(self, variant_id: str) -> Variant:
         return next(v for v in self.variants if v.id == variant_id)
 
@@ -143,6 +170,30 @@ def grid_variants(grid: GridSpec) -> list[VariantSpec]:
         out.append(VariantSpec(name=f"{grid.name}.{label}",
                                set={**grid.set, **dict(zip(keys, values, strict=True))}))
     return out
+
+
+def sequential_problems(spec: ExperimentSpec, variants: int, fail) -> None:
+    """Refuse a sequential sweep that cannot stop on whole chunks, or keys that only a
+    sequential sweep reads (fail(loc, reason) raises)."""
+    if not spec.sequential:
+        for key in ("max_matches", "block"):
+            if getattr(spec, key) is not None:
+                fail((key,), "only a precision-targeted sweep reads it: add precision = … "
+                     "or detect = …")
+        return
+    if spec.max_matches is None:
+        fail(("max_matches",), "a precision-targeted sweep needs max_matches (the most "
+             "matches per variant it may run)")
+    if spec.max_matches < spec.matches:
+        fail(("max_matches",), f"{spec.max_matches} is below matches = {spec.matches} "
+             "(the first look)")
+    for key in ("matches", "block"):
+        value = getattr(spec, key)
+        if value is not None and value % spec.chunk_size:
+            fail((key,), f"{value} is not a multiple of chunk_size = {spec.chunk_size}: "
+                 "every look must end on a whole chunk")
+    if spec.detect is not None and variants < 2:
+        fail(("detect",), "needs a variant besides the baseline to compare with it")
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -235,6 +286,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables))
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
+    sequential_problems(spec, len(variants), fail)
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
                       hashlib.sha256(text.encode()).hexdigest()[:16],
                       base_seats=base.model.match.seats,

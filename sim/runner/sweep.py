@@ -176,6 +176,13 @@ def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int
             raise RunFolderMismatch(_mismatch(experiment, out, old, fp))
         prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
         prov.update(jobs=jobs, backend=backend)
+        if experiment.spec.sequential and prov["matches_per_variant"] != \
+                experiment.spec.matches:
+            # a sequential sweep's next look: the plan grows before any of its chunks
+            # is written, so an interrupted look resumes on the grown plan
+            prov["matches_per_variant"] = experiment.spec.matches
+            atomic_write_text(out, out / "provenance.json",
+                              json.dumps(prov, indent=1, sort_keys=True))
         return prov
     prov = provenance(experiment, chunk_size, jobs, backend, now())
     atomic_write_text(out, out / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))

@@ -1,0 +1,121 @@
+"""Precision-targeted sweeps (issue 13): grow a sweep block by block until its
+results are precise enough, and stop on a prefix of the match sequence.
+
+An experiment with `precision = 0.02` (every victory share within ±0.02) or
+`detect = 0.02` (every paired difference from the baseline decided at that
+size) plays its first `matches` matches per variant, looks, and, while the
+target is not met, plays `block` more (the same match indices for every
+variant: common random numbers) until the target is met or `max_matches`.
+Each look is an ordinary `run_sweep` of the prefix [0, n) into the same
+folder, so everything a sweep guarantees holds: resume, locking, provenance,
+the same Parquet layout. A look depends only on the rows of its prefix, so the
+stop is reproducible, and the folder's tables equal a fixed-size sweep of
+`n` matches row for row (tests/test_sequential.py).
+
+The stopping rule itself lives in the analysis layer (sim.analysis.sequential:
+anytime-valid confidence sequences); the caller passes it as `look`, so this
+layer never reads analysis code. The looks so far are kept in the provenance
+under `sequential`; a resumed sweep starts at the prefix the folder holds,
+because every earlier look had said "go on".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim.outputs.store import atomic_write_text
+from sim.runner.experiments import Experiment
+from sim.runner.sweep import fingerprint_matches, run_sweep
+
+# look(run folder, prefix) -> (met, one line of news, record for the provenance)
+LookFn = Callable[[Path, int], tuple[bool, str, dict[str, Any]]]
+
+
+def _held_prefix(experiment: Experiment, out: Path, chunk_size: int) -> int | None:
+    """The prefix a folder of this very sweep already planned, else None."""
+    path = out / "provenance.json"
+    if not path.is_file() or not fingerprint_matches(experiment, out, chunk_size):
+        return None
+    try:
+        return int(json.loads(path.read_text(encoding="utf-8"))["matches_per_variant"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _old_looks(out: Path) -> list[dict[str, Any]]:
+    try:
+        prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+        return list(prov.get("sequential", {}).get("looks", []))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def _record(out: Path, entry: dict[str, Any]) -> None:
+    path = out / "provenance.json"
+    prov = json.loads(path.read_text(encoding="utf-8"))
+    prov["sequential"] = entry
+    atomic_write_text(out, path, json.dumps(prov, indent=1, sort_keys=True))
+
+
+def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 1,
+                   backend: str = "local", scheduler: str | None = None,
+                   chunk_size: int | None = None, progress: bool = True,
+                   replace_stale: bool = False, retry_errors: bool = False, say=None,
+                   command: str = "") -> dict[str, Any]:
+    """Run (or resume) a sequential experiment; returns the last look's sweep summary
+    with `sequential` (target, looks, stopped_at, reason) added.
+
+    Raises what run_sweep raises. A look whose sweep left matches missing stops the
+    sequence there (the summary says which): a target is never judged on holes."""
+    spec = experiment.spec
+    out = Path(out).absolute()
+    chunk_size = chunk_size or spec.chunk_size
+    say = say or (lambda line: None)
+    looks = experiment.looks()
+    held = None if replace_stale else _held_prefix(experiment, out, chunk_size)
+    if held is not None:
+        looks = [n for n in looks if n >= held] or [looks[-1]]
+    target = {"precision": spec.precision, "detect": spec.detect,
+              "confidence": spec.confidence, "power": spec.power, "first": spec.matches,
+              "block": spec.block or spec.matches, "max_matches": looks[-1] if
+              spec.max_matches is None else spec.max_matches,
+              "rule": "confidence sequences (predictable plug-in empirical Bernstein, "
+                      "Waudby-Smith & Ramdas 2023), running intersection"}
+    # the looks an interrupted run already took (each said "go on")
+    history = [h for h in _old_looks(out) if h.get("matches", 0) < looks[0]] \
+        if held is not None else []
+    result: dict[str, Any] = {}
+    played, chunks_played, seconds = 0, 0, 0.0
+    for i, n in enumerate(looks):
+        result = run_sweep(experiment.prefix(n), out, jobs, backend, scheduler, chunk_size,
+                           progress, None, replace_stale and i == 0, retry_errors, say,
+                           command)
+        played += result["played_now"]
+        chunks_played += result["chunks"] - result["chunks_resumed"]
+        seconds += result["seconds"]
+        if result["problems"]:
+            reason = "matches missing: the sweep stopped before its target could be judged"
+            history.append({"matches": n, "met": False, "summary": reason})
+            break
+        met, line, record = look(out, n)
+        last = n == looks[-1]
+        history.append({"matches": n, "met": met, "summary": line, **record})
+        then = "target met, stopping" if met else \
+            "max_matches reached, stopping" if last else f"going on to {looks[i + 1]}"
+        say(f"look at {n} matches per variant: {line}; {then}")
+        if met or last:
+            reason = "target met" if met else "max_matches reached before the target"
+            break
+    entry = {**target, "looks": history, "stopped_at": history[-1]["matches"],
+             "reason": reason, "met": bool(history[-1]["met"])}
+    _record(out, entry)
+    # the whole sequence's work, not only the last look's
+    return {**result, "played_now": played, "seconds": round(seconds, 3),
+            "chunks_resumed": result["chunks"] - chunks_played,
+            "sequential": entry}
+
+
+__all__ = ["LookFn", "run_sequential"]
