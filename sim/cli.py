@@ -554,8 +554,9 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                    help="An earlier run folder: the regression gate (each victory share "
                         "within ±margin of that run's); exit 3 when any share fails.")]
                = None,
-               margin: Annotated[float, typer.Option(help="The gate's margin on each "
-                                                     "victory share.")] = 0.02,
+               margin: Annotated[float | None, typer.Option(
+                   help="The gate's margin on each victory share (default: the "
+                        "experiment file's [gate], else 0.02).")] = None,
                history: Annotated[Path | None, typer.Option(
                    help="A Parquet history index: add this run's victory mix to it and "
                         "chart the baseline's mix run by run.")] = None,
@@ -591,20 +592,30 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
             raise typer.Exit(3)
 
 
-def _gate(run_dir: Path, against: Path, margin: float):
-    """The regression gate of run_dir against an earlier run, printed; or exit 2."""
+def _other_margins(margins: dict[str, float]) -> str:
+    return "".join(f", {k} ±{v:g}" for k, v in margins.items())
+
+
+def _gate(run_dir: Path, against: Path, margin: float | None):
+    """The regression gate of run_dir against an earlier run, printed; or exit 2.
+    Margins: --margin on every share when given, else the experiment's [gate]."""
     import polars as pl
 
     from sim.analysis.gate import gate, passed, same_matches
     from sim.analysis.load import read_table
+    from sim.outputs.settings import report_settings
     from sim.outputs.store import read_provenance
 
-    if not 0 < margin < 1:
+    if margin is not None and not 0 < margin < 1:
         _fail("--margin must be between 0 and 1")
     _require_run(against)
-    paired = same_matches(read_provenance(run_dir), read_provenance(against))
+    prov = read_provenance(run_dir)
+    settings = report_settings(prov).gate
+    margins = {} if margin is not None else settings.margins
+    margin = settings.margin if margin is None else margin
+    paired = same_matches(prov, read_provenance(against))
     table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
-                 margin)
+                 margin, margins=margins)
     if not table.height:
         _fail(f"{against}: shares no variant with {run_dir}")
     with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, float_precision=3,
@@ -613,7 +624,7 @@ def _gate(run_dir: Path, against: Path, margin: float):
                                 "hi", "verdict"))
     fails = table.filter(~pl.col("verdict").str.starts_with("PASS")).height
     typer.echo(f"regression gate against {against} ({'paired' if paired else 'independent'},"
-               f" margin ±{margin:g}): " +
+               f" margin ±{margin:g}{_other_margins(margins)}): " +
                ("PASS" if passed(table) else f"FAIL ({fails} of {table.height} shares)"))
     return table
 

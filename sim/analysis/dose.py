@@ -29,6 +29,7 @@ DEFAULT_BANDS: dict[str, tuple[float, float]] = {
 
 
 def _lookup(tables: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of a nested tables dict, None where it is missing."""
     node: Any = tables
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:

@@ -49,13 +49,16 @@ def _independent_interval(k1: int, n1: int, k2: int, n2: int,
 
 
 def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 0.02,
-         alpha: float = 0.05) -> pl.DataFrame:
+         alpha: float = 0.05, margins: dict[str, float] | None = None) -> pl.DataFrame:
     """One row per variant (in both runs) × victory type; see the module docstring.
+    `margins` overrides `margin` per victory type (the experiment's `[gate]`).
 
     Columns: variant, victory, before, now (shares), difference, lo, hi (the
     (1 − 2·alpha) interval), margin, paired, n_now, n_before, verdict."""
-    if not 0 < margin < 1:
-        raise ValueError(f"margin must be in (0, 1), got {margin}")
+    margins = margins or {}
+    for m in (margin, *margins.values()):
+        if not 0 < m < 1:
+            raise ValueError(f"margin must be in (0, 1), got {m}")
     confidence = 1 - 2 * alpha
     a, b = finished(now), finished(before)
     cats = victory_categories(pl.concat([a.select("victory"), b.select("victory")]))
@@ -69,6 +72,7 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
         identical = paired and x.equals(y)
         pairs = x.join(y, on="match_index", suffix="_before") if paired else None
         for cat in cats:
+            margin_here = margins.get(cat, margin)
             xs, ys = x.get_column("victory") == cat, y.get_column("victory") == cat
             share_now, share_before = float(xs.mean()), float(ys.mean())
             if paired:
@@ -83,15 +87,15 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
             else:
                 diff, lo, hi = _independent_interval(int(xs.sum()), x.height, int(ys.sum()),
                                                      y.height, confidence)
-            if identical or (-margin <= lo and hi <= margin):
+            if identical or (-margin_here <= lo and hi <= margin_here):
                 verdict = "PASS identical" if identical else "PASS"
-            elif hi < -margin or lo > margin:
+            elif hi < -margin_here or lo > margin_here:
                 verdict = "FAIL changed"
             else:
                 verdict = "FAIL inconclusive"
             rows.append({"variant": vid, "victory": cat, "before": share_before,
                          "now": share_now, "difference": diff, "lo": lo, "hi": hi,
-                         "margin": margin, "paired": paired, "n_now": x.height,
+                         "margin": margin_here, "paired": paired, "n_now": x.height,
                          "n_before": y.height, "verdict": verdict})
     return pl.DataFrame(rows, schema=SCHEMA)
 

@@ -13,7 +13,10 @@ from typing import Any
 import polars as pl
 
 from sim.analysis import charts, metrics
+from sim.analysis.anomalies import anomalies, anomaly_counts
+from sim.analysis.headline import headline
 from sim.analysis.load import Run, load_run
+from sim.outputs.settings import report_settings
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -22,6 +25,8 @@ table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
 th{background:#f4f4f4} td.l,th.l{text-align:left}
 .changed{background:#fde0e0;font-weight:600} .muted{color:#777;font-size:.85rem}
+.headline li.moved{font-weight:600;color:#8a1020} .headline li{margin:.15rem 0}
+.wide{overflow-x:auto;max-width:100%}
 .failed{color:#b00020;font-weight:600;border-left:4px solid #b00020;padding-left:.5rem}
 figure{margin:1rem 0} .chart svg{max-width:100%;height:auto}
 code{background:#f4f4f4;padding:0 .2rem}
@@ -59,7 +64,8 @@ def _table(frame: pl.DataFrame, formats: dict[str, str] | None = None,
             else f"<td>{_fmt(row[c], formats.get(c, ''))}</td>"
             for c in frame.columns if c != highlight)
         rows.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    # a wide table scrolls inside its box instead of pushing the page sideways
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
 def summary_table(run: Run, freq: pl.DataFrame, gold: pl.DataFrame,
@@ -204,6 +210,9 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
         section("History", figure(charts.history_trend(history, baseline),
                                   f"The baseline ({baseline}) over the {nights} runs of the "
                                   "history index, 95% Wilson intervals."))
+    if len(variants) > 1:
+        section("Headline: what each variant changed", _headline(
+            headline(tests, mix, prov, baseline), baseline))
     summary = summary_table(run, freq, gold, errors)
     section("Summary per variant", _table(summary) +
             "<p class='muted'>Victory shares over finished matches with 95% Wilson "
@@ -300,6 +309,10 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     section("Near misses", _table(metrics.near_misses(run.turns, run.matches, run.events)) +
             "<p class='muted'>Dominance counters that reached 6–7 and reset (V18); "
             "Observatories lost to a city's fall (V17).</p>")
+    settings = report_settings(prov).anomalies
+    flags = anomalies(run.matches, run.seats, run.events, run.turns, run.errors, settings)
+    section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
+                                    settings))
     section("Provenance", _provenance(prov))
     title = f"Balance report — {prov.get('experiment', {}).get('name', Path(run_dir).name)}"
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
@@ -311,6 +324,53 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             + failure_line(errors, run_dir) + dropped_line(run.matches) + "".join(sections)
             + "</body></html>")
 
+
+
+def _headline(entries: list[dict[str, Any]], baseline: str) -> str:
+    """Per variant: its overrides in words, the winner flips, then each effect as a
+    sentence; effects changed after Holm in bold."""
+    parts = []
+    for e in entries:
+        flips = ""
+        if e["pairs"]:
+            flips = (f" The winner changed in {e['winner_flips']} of {e['pairs']} paired "
+                     f"matches ({e['winner_flips'] / e['pairs']:.0%}); the victory type in "
+                     f"{e['victory_flips']}.")
+        items = "".join(f"<li class='{'moved' if moved else ''}'>{html.escape(text)}</li>"
+                        for text, moved in e["effects"])
+        what = html.escape(e["overrides"]) or "no overrides (the baseline's tables)"
+        parts.append(f"<h3>{html.escape(e['variant'])}: {e['changed']} of "
+                     f"{len(e['effects'])} effects changed</h3><p>Changes: <code>{what}</code>."
+                     f"{flips}</p><ul class='headline'>{items}</ul>")
+    return ("".join(parts) + "<p class='muted'>Each effect is the variant minus "
+            f"<code>{html.escape(baseline)}</code> on the same matches (common random "
+            "numbers), with its 95% paired interval; victory shares and gold shares in "
+            "percentage points. \"Changed\": significant after one Holm correction over "
+            "every effect of every variant (the tables below).</p>")
+
+
+def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
+    """Counts per variant × flag, then the flagged matches (the first 40) with their
+    replay commands."""
+    wide = counts.with_columns(pl.format("{} ({}%)", "matches", (pl.col("share") * 100)
+                                         .round(1)).alias("cell")) \
+        .pivot(on="flag", index="variant", values="cell")
+    shown = flags.head(40).select("variant", "match_id", "flag", "turn", "detail", "replay")
+    more = f" (the first 40 of {flags.height})" if flags.height > 40 else ""
+    rule = (f"stall: {settings.stall_turns} turns with no capture and no score change; "
+            f"truce cycling: {settings.truce_cycles}+ truces between the same two seats; "
+            f"blowout: a turn-limit win at {settings.blowout_ratio:g}× the runner-up's "
+            "score; end-turn outlier: outside Tukey's fences at "
+            f"{settings.outlier_iqr:g}·IQR of its variant and victory type; early "
+            "elimination: a seat out before " +
+            (f"turn {settings.early_elimination_turn}" if settings.early_elimination_turn
+             else f"{settings.early_elimination_pct}% of the match's turns") +
+            "; error: the match raised. Thresholds: the experiment file's [anomalies].")
+    listing = _table(shown) if shown.height else "<p>No match was flagged.</p>"
+    return (_table(wide) + f"<p class='muted'>{html.escape(rule)}</p>"
+            f"<h3>Flagged matches{more}</h3>" + listing +
+            "<p class='muted'>Each row's replay command plays that match again, exactly "
+            "(<code>sim replay-command RUN MATCH_ID</code> prints it too).</p>")
 
 
 def _sequential_rows(prov: dict) -> list[tuple[str, str]]:

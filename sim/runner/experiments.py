@@ -25,6 +25,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sim.outputs.settings import AnomalySettings, GateSettings
+from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
 from sim.rules.tomlpos import key_lines, line_of, utf8_problem
 
@@ -73,6 +75,9 @@ class ExperimentSpec(_M):
     power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
     max_matches: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
     block: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    # how the run is read (sim.outputs.settings): the gate's margins, the anomaly flags
+    gate: GateSettings = GateSettings()
+    anomalies: AnomalySettings = AnomalySettings()
 
     @property
     def sequential(self) -> bool:
@@ -287,6 +292,10 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     sequential_problems(spec, len(variants), fail)
+    for victory in spec.gate.margins:
+        if victory not in VICTORY_NAMES:
+            fail(("gate", "margins", victory), f"unknown victory type {victory!r}; one of "
+                 f"{', '.join(VICTORY_NAMES)}")
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
                       hashlib.sha256(text.encode()).hexdigest()[:16],
                       base_seats=base.model.match.seats,
