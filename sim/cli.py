@@ -160,10 +160,14 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
                   help="Comma-separated AI personality per seat (default: tables).")] = None,
               check: Annotated[bool, typer.Option("--check", help="Run the invariant checker "
                                                   "after every turn.")] = False,
+              seat_ai: Annotated[str | None, typer.Option(
+                  "--seat-ai", help='Per-seat AI settings as JSON, seat index first, e.g. '
+                  '\'[{"forbid":["observatory"]},{}]\' (an experiment\'s seat_ai).')] = None,
               as_json: Annotated[bool, typer.Option("--json", help="Print the whole outcome "
                                                     "as JSON.")] = False) -> None:
     """Play one AI-vs-AI match and print its outcome."""
     from sim.engine.match import InvariantError, outcome, play_match
+    from sim.engine.seat_ai import SeatAIError, check_seat_ai
 
     t = _load_tables(tables, set_)
     if seats is not None and not 2 <= seats <= 6:
@@ -177,9 +181,16 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
         if name not in t.model.ai.personalities:
             _fail(f"--personalities: unknown personality {name!r}; known: "
                   f"{', '.join(t.personality_names)}")
+    settings = None
+    if seat_ai is not None:
+        try:
+            settings = check_seat_ai(t, json.loads(seat_ai), seats or t.model.match.seats)
+        except (ValueError, TypeError) as exc:  # SeatAIError, or JSON that is not a list
+            reason = str(exc) if isinstance(exc, SeatAIError) else f"not a JSON list ({exc})"
+            _fail(f"--seat-ai: {reason}")
     try:
         state, board, turn_log = play_match(t, seed, match, seats, length, check=check,
-                                            personalities=names)
+                                            personalities=names, seat_ai=settings)
     except InvariantError as exc:
         _fail(f"invariant violated: {exc}")
     result = outcome(state, t, board, turn_log, seed, match)

@@ -7,13 +7,14 @@ rows of a finished match.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from sim.engine.report import state_report
+from sim.engine.seat_ai import check_seat_ai, is_default, seat_masks
 from sim.kernels.loop import (
     begin_match,
     play_one_turn,
@@ -65,22 +66,25 @@ def _unplayable(tables: Tables, seed: int, match_index: int, n_seats: int) -> Ma
 
 def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
                length: str | None = None, check: bool = False,
-               personalities: list[str] | None = None):
+               personalities: list[str] | None = None,
+               seat_ai: Sequence[Mapping[str, Any]] | None = None):
     """Play one match; returns (state, board, turn_log). With `check`, the match is
     stepped by `iter_turns` and the invariant checker runs at the opening and after
     every turn, raising InvariantError on a violation.
-    `personalities` names each seat's AI (default: the tables' match.personalities)."""
+    `personalities` names each seat's AI (default: the tables' match.personalities);
+    `seat_ai` gives seat index -> {"skill", "forbid"} (sim.engine.seat_ai)."""
     if check:
         from sim.engine.check import check_invariants
 
-        for step in iter_turns(tables, seed, match_index, n_seats, length, personalities):
+        for step in iter_turns(tables, seed, match_index, n_seats, length, personalities,
+                               seat_ai):
             problems = check_invariants(step.state, tables, step.board)
             if problems:
                 raise InvariantError(f"seed {seed} match {match_index} turn "
                                      f"{step.state.turn[0]}: " + "; ".join(problems))
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
-                                                    personalities)
+                                                    personalities, seat_ai)
     if not run_match_held(_holder(st), _tables_holder(tables.arrays(length)), board, rng_map,
                           np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log):
         raise _unplayable(tables, seed, match_index, n_seats)
@@ -105,7 +109,7 @@ class Step(NamedTuple):
 
 def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | None = None,
                length: str | None = None, personalities: list[str] | None = None,
-               ) -> Iterator[Step]:
+               seat_ai: Sequence[Mapping[str, Any]] | None = None) -> Iterator[Step]:
     """The match `play_match` plays, a whole turn at a time (same kernels, streams and
     order as the fast path's compiled loop, so both end in the same state).
 
@@ -116,7 +120,7 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     copy it (sim.world.state.copy_state) before asking for the next.
     """
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
-                                                    personalities)
+                                                    personalities, seat_ai)
     tb = tables.arrays(length)
     path = new_path_table(board.n_tiles)
     if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
@@ -127,6 +131,17 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         played = int(st.turn[0])
         play_one_turn(st, tb, board, path, turn_log)
         yield Step(played, st, board, turn_log)
+
+
+def forbid_text(state: State, tables: Tables, seat: int) -> str:
+    """The seat's forbids as the comma-separated names of its masks ("" for none), in
+    code order: units, buildings, mechanics, research:<tech>."""
+    groups = ((state.seat_forbid_units, tables.unit_names, ""),
+              (state.seat_forbid_buildings, tables.building_names, ""),
+              (state.seat_forbid_mechanics, R.MECHANICS, ""),
+              (state.seat_forbid_techs, tables.tech_names, "research:"))
+    return ",".join(f"{prefix}{name}" for mask, names, prefix in groups
+                    for i, name in enumerate(names) if (int(mask[seat]) >> i) & 1)
 
 
 def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
@@ -144,6 +159,7 @@ def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
         seats.append({
             "seat": i,
             "personality": names[int(state.seat_personality[i])],
+            "skill": int(state.seat_skill[i]), "forbid": forbid_text(state, tables, i),
             "alive": s["alive"], "rank": s["rank"], "score": s["score"],
             **{f"{k}_points": v for k, v in s["score_terms"].items()},
             "gold_stock": s["gold"], "cities": len(s["cities"]),
@@ -207,9 +223,11 @@ def turn_rows(state: State, turn_log: np.ndarray, end_turn: int) -> list[dict[st
 
 def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
             length: str | None, personalities: list[str] | None = None,
+            seat_ai: Sequence[Mapping[str, Any]] | None = None,
             ) -> tuple[State, Board, np.ndarray, np.ndarray, int]:
     """An empty state with the match's streams (sim.world.rng: root seed, match index,
-    purpose), last turn and personalities; returns (state, board, turn_log,
+    purpose), last turn, personalities and per-seat AI settings (skill, forbids:
+    SeatAIError when the tables cannot give them); returns (state, board, turn_log,
     map stream, seats). `setup_match` then draws the map on the map stream."""
     tb = tables.arrays(length)
     n_seats = n_seats or tables.model.match.seats
@@ -228,6 +246,10 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     personality = st["seat_personality"]
     for s in range(n_seats):
         personality[s] = names.index(order[s % len(order)])
+    if not is_default(seat_ai):
+        for field, values in seat_masks(tables, check_seat_ai(tables, seat_ai,
+                                                              n_seats)).items():
+            st[field][: len(values)] = values
     turn_log = np.zeros((last_turn + 1, MAX_SEATS, TURN_FIELDS + len(tables.unit_names)),
                         dtype=np.int64)
     rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))

@@ -25,7 +25,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "replay": pl.Utf8,
     },
     "seats": {
-        **MATCH_KEYS, "seat": pl.Int64, "personality": pl.Utf8, "winner": pl.Boolean,
+        **MATCH_KEYS, "seat": pl.Int64, "personality": pl.Utf8, "skill": pl.Int64,
+        "forbid": pl.Utf8, "winner": pl.Boolean,
         "alive": pl.Boolean, "rank": pl.Int64, "score": pl.Int64,
         **{f"{term}_points": pl.Int64 for term in SCORE_TERMS},
         "gold_stock": pl.Int64, "cities": pl.Int64,

@@ -168,7 +168,7 @@ REASONS = (
     "buy_neutral", "buy_in_region", "buy_not_adjacent", "no_gold", "queue_full",
     "tech_missing", "already_built", "already_queued", "one_per_empire", "settler_pop",
     "queue_empty", "not_rushable", "nothing_to_rush", "hp_range", "tech_known", "prereq",
-    "no_science", "bad_seat", "seat_out", "truce_exists", "bad_item",
+    "no_science", "bad_seat", "seat_out", "truce_exists", "bad_item", "forbidden",
 )
 (OK, R_FINISHED, R_NO_UNIT, R_NOT_YOUR_UNIT, R_NO_MOVES, R_CANNOT_ATTACK, R_OUT_OF_RANGE,
  R_NO_TARGET, R_ATTACK_OWN, R_TRUCE, R_PACT, R_CITY_AT_ZERO, R_NO_CITY, R_NOT_YOUR_CITY,
@@ -177,7 +177,15 @@ REASONS = (
  R_BUY_IN_REGION, R_BUY_NOT_ADJACENT, R_NO_GOLD, R_QUEUE_FULL, R_TECH_MISSING,
  R_ALREADY_BUILT, R_ALREADY_QUEUED, R_ONE_PER_EMPIRE, R_SETTLER_POP, R_QUEUE_EMPTY,
  R_NOT_RUSHABLE, R_NOTHING_TO_RUSH, R_HP_RANGE, R_TECH_KNOWN, R_PREREQ, R_NO_SCIENCE,
- R_BAD_SEAT, R_SEAT_OUT, R_TRUCE_EXISTS, R_BAD_ITEM) = range(len(REASONS))
+ R_BAD_SEAT, R_SEAT_OUT, R_TRUCE_EXISTS, R_BAD_ITEM, R_FORBIDDEN) = range(len(REASONS))
+
+# ---------------------------------------------------------------- restricted play (issue 16)
+# mechanics an experiment's seat_ai may forbid a seat (besides units, buildings and
+# `research:<tech>`); the state holds one bit per mechanic (State.seat_forbid_mechanics)
+MECHANICS = ("attack_cities", "buy_tiles", "truce", "pact", "rush")
+M_ATTACK_CITIES, M_BUY_TILES, M_TRUCE, M_PACT, M_RUSH = range(len(MECHANICS))
+# AI skill levels: 0 the greedy utility AI, 1 with lookahead
+SKILLS = (0, 1)
 
 # the tile-purchase check (T04, B2) answers one of these; BUY_REASON maps each to the
 # command's refusal reason

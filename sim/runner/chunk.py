@@ -14,7 +14,7 @@ import json
 import shlex
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ class RunSettings:
     personalities: tuple[str, ...]
     rotate: bool
     run_id: str | None = None  # provenance.json's: proves a worker sees the run's folder
+    # variant -> its seat_ai (seat index -> {"skill", "forbid"}); absent: the defaults
+    seat_ai_by_variant: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -55,6 +57,9 @@ def replay_command(settings: RunSettings, variant: str, match_index: int,
         parts += ["--personalities", ",".join(personalities)]
     for key, value in sorted(settings.overrides_by_variant[variant].items()):
         parts += ["--set", f"{key}={json.dumps(value)}"]
+    seat_ai = settings.seat_ai_by_variant.get(variant)
+    if seat_ai:
+        parts += ["--seat-ai", json.dumps(seat_ai, separators=(",", ":"))]
     return shlex.join(parts)
 
 
@@ -80,8 +85,10 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None
         match_id = f"{spec.variant}:{i}"
         replay = replay_command(settings, spec.variant, i, pers)
         try:
+            seat_ai = settings.seat_ai_by_variant.get(spec.variant)
             st, board, log = play(tables, settings.root_seed, i, settings.seats,
-                                  settings.length, personalities=pers or None)
+                                  settings.length, personalities=pers or None,
+                                  **({"seat_ai": seat_ai} if seat_ai else {}))
             result = outcome(st, tables, board, log, settings.root_seed, i)
             add_match(cols, result, match_id, replay, pers)
         except Exception as exc:  # a failing match is a row, not the end of the sweep
@@ -118,7 +125,9 @@ def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -
         out=str(Path(out).absolute()), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
-        personalities=experiment.personalities, rotate=spec.rotate_personalities)
+        personalities=experiment.personalities, rotate=spec.rotate_personalities,
+        seat_ai_by_variant={v.id: list(v.seat_ai) for v in experiment.variants
+                            if v.seat_ai})
 
 
 _OWNER = {name: code for code, name in OWNER_NAMES.items()}

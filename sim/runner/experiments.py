@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
@@ -44,12 +45,15 @@ class VariantSpec(_M):
     name: str
     set: dict[str, Any] = {}
     description: str = ""
+    # seat index -> {skill, forbid} (issue 16, sim.engine.seat_ai); [] all defaults
+    seat_ai: list[dict[str, Any]] = []
 
 
 class GridSpec(_M):
     name: str
     axes: Annotated[dict[str, Annotated[list[Any], Field(min_length=1)]], Field(min_length=1)]
     set: dict[str, Any] = {}
+    seat_ai: list[dict[str, Any]] = []
 
 
 class ExperimentSpec(_M):
@@ -100,6 +104,9 @@ class Variant:
     # the validated tables themselves, resolved once here and shipped to every worker,
     # so an edit to the tables file during a sweep cannot reach its chunks
     tables: Tables | None = field(repr=False, compare=False, hash=False, default=None)
+    # per-seat AI settings, normalised (sim.engine.seat_ai); () when every seat plays
+    # the defaults
+    seat_ai: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,8 @@ def grid_variants(grid: GridSpec) -> list[VariantSpec]:
         label = "_".join(f"{k.split('.')[-1]}-{_slug(v)}" for k, v in zip(keys, values,
                                                                              strict=True))
         out.append(VariantSpec(name=f"{grid.name}.{label}",
-                               set={**grid.set, **dict(zip(keys, values, strict=True))}))
+                               set={**grid.set, **dict(zip(keys, values, strict=True))},
+                               seat_ai=grid.seat_ai))
     return out
 
 
@@ -288,7 +296,15 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
             # D1: refuse before any match runs, not one error row per match
             fail((*loc, "set") if v.set else ("seats",),
                  f"variant {v.name}: {'.'.join(where)}: {reason}")
-        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables))
+        seat_ai: tuple[dict[str, Any], ...] = ()
+        if v.seat_ai:
+            try:
+                normal = check_seat_ai(tables, v.seat_ai, seats)
+            except SeatAIError as exc:
+                fail((*loc, "seat_ai"), f"variant {v.name}: {exc}")
+            seat_ai = () if is_default(normal) else tuple(normal)
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
+                                seat_ai))
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     sequential_problems(spec, len(variants), fail)

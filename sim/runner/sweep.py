@@ -123,7 +123,8 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                    "map=0, ai=1, events=2; never the variant",
         "baseline": experiment.baseline,
         "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
-                      "items": item_order(v), "tables": v.resolved}
+                      "items": item_order(v), "tables": v.resolved,
+                      "seat_ai": list(v.seat_ai)}
                      for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
         "started": started, "finished": None,

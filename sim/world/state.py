@@ -60,7 +60,10 @@ Seats (S,):
   seat_techs: (S, K) flags; seat_dominance: V18 counter;
   seat_capital: city or -1; seat_personality: index;
   seat_eliminated_turn: -1 while standing; seat_lost_turn: last turn one of
-  its cities was taken, -1 never (the AI reads it to sue for a truce).
+  its cities was taken, -1 never (the AI reads it to sue for a truce);
+  seat_forbid_units / _buildings / _techs / _mechanics: bit masks of what the
+  experiment forbids the seat (bit i: item i in code order, mechanic i of
+  sim.rules.codes.MECHANICS); seat_skill: its AI level (0 greedy, 1 lookahead).
 Cities (C,):
   city_tile: tile, -1 for an unused slot; city_owner: seat or NEUTRAL;
   city_pop; city_hp; city_food (store); city_production (accumulated on the
@@ -96,6 +99,11 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("seat_gold", i8, (S,)), ("seat_science", i8, (S,)), ("seat_dominance", i8, (S,)),
         ("seat_capital", i8, (S,)), ("seat_personality", i8, (S,)),
         ("seat_eliminated_turn", i8, (S,)), ("seat_lost_turn", i8, (S,)),
+        # restricted play (issue 16): bit i set = unit / building / tech / mechanic i
+        # forbidden to the seat; the AI skill level
+        ("seat_forbid_units", i8, (S,)), ("seat_forbid_buildings", i8, (S,)),
+        ("seat_forbid_techs", i8, (S,)), ("seat_forbid_mechanics", i8, (S,)),
+        ("seat_skill", i8, (S,)),
         ("city_tile", i8, (C,)), ("city_owner", i8, (C,)), ("city_pop", i8, (C,)),
         ("city_hp", i8, (C,)), ("city_food", i8, (C,)), ("city_production", i8, (C,)),
         ("city_revolt", i8, (C,)), ("city_revolt_cause", i8, (C,)),

@@ -17,9 +17,9 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.threats import observatory_queued_by
 from sim.kernels.rules.commands import buy_truce
-from sim.kernels.rules.common import is_military
+from sim.kernels.rules.common import forbidden_mechanic, is_military
 from sim.kernels.rules.events import log_event
-from sim.rules.codes import EV_PACT
+from sim.rules.codes import EV_PACT, M_PACT, M_TRUCE
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -41,7 +41,7 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
         for p in range(st.pact_target.shape[0]):
             if st.pact_target[p] == x:
                 slot = p
-        if not threat:
+        if not threat or forbidden_mechanic(st, seat, M_PACT):
             continue
         if slot < 0:
             for p in range(st.pact_target.shape[0]):
@@ -55,11 +55,13 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
         st.pact_members[slot, seat] = 1
         st.pact_turns[slot] = tb.pact_turns
     # sue for peace: a city lost within peace_window turns and a hostile army near home
-    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= ai.peace_window:
+    if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= ai.peace_window \
+            and not forbidden_mechanic(st, seat, M_TRUCE):
         worst = -1
         worst_n = 0
         for x in range(n):
-            if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0:
+            if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0 or \
+                    forbidden_mechanic(st, x, M_TRUCE):
                 continue
             near = 0
             for u in range(st.n_units[0]):

@@ -20,9 +20,9 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import buy_tile, repair, rush, rush_price
-from sim.kernels.rules.common import city_yields, is_military, max_hp
+from sim.kernels.rules.common import city_yields, forbidden_mechanic, is_military, max_hp
 from sim.kernels.rules.territory import node_income, tile_price
-from sim.rules.codes import GOLD, N_DIRECTIONS, OK, PERCENT, W_ECONOMY
+from sim.rules.codes import GOLD, M_BUY_TILES, M_RUSH, N_DIRECTIONS, OK, PERCENT, W_ECONOMY
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -60,7 +60,7 @@ def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int
             if hp > 0:
                 repair(st, tb, c, hp, seat)
         item = st.city_queue[c, 0]
-        if item < 0:
+        if item < 0 or forbidden_mechanic(st, seat, M_RUSH):
             continue
         price = rush_price(st, tb, c)
         spare = st.seat_gold[seat] - reserve
@@ -77,7 +77,8 @@ def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int
     # score phase any tile whose region points outweigh the gold's points (T13)
     spare = st.seat_gold[seat] - reserve
     tile_points = tb.w_region * tb.gold_per_point * PERCENT
-    if spare < tb.tile_price_first + ai.tile_buy_reserve:
+    if spare < tb.tile_price_first + ai.tile_buy_reserve or \
+            forbidden_mechanic(st, seat, M_BUY_TILES):
         return
     if ai.weights[W_ECONOMY] < ai.tile_buy_min_economy and \
             not (scoring and tile_points > tb.tile_price_first * ai.tile_margin_pct):

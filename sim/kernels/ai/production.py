@@ -29,7 +29,7 @@ from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
-from sim.kernels.rules.common import cities_held, city_yields, is_military
+from sim.kernels.rules.common import cities_held, city_yields, forbidden_item, is_military
 from sim.kernels.rules.territory import node_income
 from sim.rules.codes import (
     DISC_SIZES,
@@ -69,6 +69,8 @@ def unit_values(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
             continue
         if tb.unit_tech[u] >= 0 and not st.seat_techs[seat, tb.unit_tech[u]]:
             continue
+        if forbidden_item(st, n, seat, u):   # planned around, never attempted
+            continue
         if ranged:
             v = tb.unit_attack[u] * (tb.unit_city_attack_pct[u] + ai.ranged_unit_attack_weight) + \
                 tb.unit_defence[u] * ai.ranged_defence_weight
@@ -94,7 +96,8 @@ def pick_unit(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
 def can_build_role(st: State, tb: TableArrays, seat: np.int64, ranged: bool) -> bool:
     for u in range(tb.unit_cost.shape[0]):
         if is_military(tb, u) and (tb.unit_range[u] > 0) == ranged and \
-                (tb.unit_tech[u] < 0 or st.seat_techs[seat, tb.unit_tech[u]]):
+                (tb.unit_tech[u] < 0 or st.seat_techs[seat, tb.unit_tech[u]]) and \
+                not forbidden_item(st, tb.unit_cost.shape[0], seat, u):
             return True
     return False
 

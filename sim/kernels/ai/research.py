@@ -17,6 +17,7 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.rules.commands import research
+from sim.kernels.rules.common import forbidden_tech
 from sim.rules.codes import PERCENT, W_SCIENCE
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def ai_research(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64) -> Non
     n = tb.tech_cost.shape[0]
     values = np.zeros(n, dtype=np.int64)
     for t in range(n):
-        if st.seat_techs[seat, t]:
+        if st.seat_techs[seat, t] or forbidden_tech(st, seat, t):
             continue
         ok = True
         for p in range(n):

@@ -34,8 +34,8 @@ from sim.kernels.ai.threats import (
     war_target,
     war_time,
 )
-from sim.kernels.rules.common import is_military, territory_and_scores
-from sim.rules.codes import BANDIT
+from sim.kernels.rules.common import forbidden_mechanic, is_military, territory_and_scores
+from sim.rules.codes import BANDIT, M_ATTACK_CITIES
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -95,4 +95,8 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     threats = city_threats(st, tb, ai, board, seat)
     ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats)
     ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
+    if forbidden_mechanic(st, seat, M_ATTACK_CITIES):
+        # a seat that may not attack cities marches on none; it still fights units
+        target = -1
+        alarm = -1
     ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score)

@@ -15,6 +15,7 @@ from sim.kernels.rules.combat import may_attack_owner
 from sim.kernels.rules.common import (
     check_conquest,
     eliminate,
+    forbidden_mechanic,
     free_tile_near,
     kill_unit,
     max_hp,
@@ -32,8 +33,10 @@ from sim.rules.codes import (
     EV_OBSERVATORY_LOST,
     EV_REVOLT_START,
     EV_TRANSFER,
+    M_ATTACK_CITIES,
     OK,
     R_CITY_HAS_HP,
+    R_FORBIDDEN,
     R_NO_CITY,
     R_NO_MOVES,
     R_NO_UNIT,
@@ -75,6 +78,8 @@ def enter_check_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np.in
     why = may_attack_owner(st, seat, st.city_owner[city])
     if why != OK:
         return why
+    if forbidden_mechanic(st, seat, M_ATTACK_CITIES):   # taking a city attacks it
+        return R_FORBIDDEN
     if distance[st.unit_tile[unit], st.city_tile[city]] != 1:
         return R_NOT_ADJACENT
     if st.city_hp[city] > 0:

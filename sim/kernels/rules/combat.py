@@ -23,6 +23,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.common import (
+    forbidden_mechanic,
     in_pact_together,
     kill_unit,
     pact_against,
@@ -36,11 +37,13 @@ from sim.rules.codes import (
     BANDIT,
     DAMAGE_SPLIT,
     EV_ATTACK,
+    M_ATTACK_CITIES,
     OK,
     PERCENT,
     R_ATTACK_OWN,
     R_CANNOT_ATTACK,
     R_CITY_AT_ZERO,
+    R_FORBIDDEN,
     R_NO_MOVES,
     R_NO_TARGET,
     R_NO_UNIT,
@@ -145,6 +148,8 @@ def attack_outcome_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np
     why = may_attack_owner(st, seat, owner)
     if why != OK:
         return why, 0, -1, 0, 0
+    if kind == TARGET_CITY and forbidden_mechanic(st, seat, M_ATTACK_CITIES):
+        return R_FORBIDDEN, 0, -1, 0, 0
     a = attack * PERCENT
     if kind == TARGET_CITY:
         if st.city_hp[city] <= 0:

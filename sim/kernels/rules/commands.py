@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import cities_held, kill_unit, max_hp, place_city, regions
+from sim.kernels.rules.common import (
+    cities_held,
+    forbidden_item,
+    forbidden_mechanic,
+    forbidden_tech,
+    kill_unit,
+    max_hp,
+    place_city,
+    regions,
+)
 from sim.kernels.rules.events import (
     log_event,
 )
@@ -34,6 +43,9 @@ from sim.rules.codes import (
     EV_TILE_BOUGHT,
     EV_TRUCE,
     EV_UNIT_DISBANDED,
+    M_BUY_TILES,
+    M_RUSH,
+    M_TRUCE,
     N_DIRECTIONS,
     OK,
     R_ALREADY_BUILT,
@@ -41,6 +53,7 @@ from sim.rules.codes import (
     R_BAD_ITEM,
     R_BAD_SEAT,
     R_CAPACITY,
+    R_FORBIDDEN,
     R_FOREIGN_CITY,
     R_HP_RANGE,
     R_IMPASSABLE,
@@ -238,6 +251,8 @@ def found_city(st: State, tb: TableArrays, board: Board, unit: np.int64,
 def buy_tile(st: State, tb: TableArrays, board: Board, city: np.int64, tile: np.int64,
              seat: np.int64) -> np.int64:
     """T04, T05, B2: buy `tile` for `city` at first + step × tiles it already bought."""
+    if forbidden_mechanic(st, seat, M_BUY_TILES):
+        return R_FORBIDDEN
     tile_city = regions(st, tb, board)
     code, price = buy_tile_check(city, seat, tile, tile_city, st.tile_terrain, tb.terrain_passable,
                                  board.neighbours, st.city_tile[: st.n_cities[0]],
@@ -277,6 +292,8 @@ def queue_check(st: State, tb: TableArrays, city: np.int64, item: np.int64,
     n_units = tb.unit_cost.shape[0]
     if item < 0 or item >= n_units + tb.building_cost.shape[0]:
         return R_BAD_ITEM
+    if forbidden_item(st, n_units, seat, item):
+        return R_FORBIDDEN
     slot = -1
     for k in range(st.city_queue.shape[1]):
         if st.city_queue[city, k] < 0:
@@ -343,6 +360,8 @@ def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64
     why = _own_city(st, city, seat)
     if why != OK:
         return why
+    if forbidden_mechanic(st, seat, M_RUSH):
+        return R_FORBIDDEN
     item = st.city_queue[city, 0]
     if item < 0:
         return R_QUEUE_EMPTY
@@ -385,6 +404,8 @@ def research(st: State, tb: TableArrays, tech: np.int64, seat: np.int64) -> np.i
         return R_BAD_ITEM
     if st.seat_techs[seat, tech]:
         return R_TECH_KNOWN
+    if forbidden_tech(st, seat, tech):
+        return R_FORBIDDEN
     for p in range(tb.tech_cost.shape[0]):
         if tb.tech_requires[tech, p] and not st.seat_techs[seat, p]:
             return R_PREREQ
@@ -406,6 +427,9 @@ def buy_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64) -> np
         return R_SEAT_OUT
     if st.truce_turns[seat, other] > 0:
         return R_TRUCE_EXISTS
+    # a truce binds both seats: neither may be one forbidden truces
+    if forbidden_mechanic(st, seat, M_TRUCE) or forbidden_mechanic(st, other, M_TRUCE):
+        return R_FORBIDDEN
     if st.seat_gold[seat] < tb.truce_price:
         return R_NO_GOLD
     st.seat_gold[seat] -= tb.truce_price

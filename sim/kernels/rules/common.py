@@ -86,6 +86,29 @@ def cities_held(st: State, seat: np.int64) -> np.int64:
 
 
 @njit
+def forbidden_item(st: State, n_units: np.int64, seat: np.int64, item: np.int64) -> bool:
+    """Whether the experiment forbids `seat` the queue item `item` (a unit code below
+    n_units, else n_units + building), issue 16. Non-seats (bandits, villages) never."""
+    if seat < 0:
+        return False
+    if item < n_units:
+        return (st.seat_forbid_units[seat] >> item) & 1 == 1
+    return (st.seat_forbid_buildings[seat] >> (item - n_units)) & 1 == 1
+
+
+@njit
+def forbidden_tech(st: State, seat: np.int64, tech: np.int64) -> bool:
+    """Whether the experiment forbids `seat` to research `tech` (research:<tech>)."""
+    return seat >= 0 and (st.seat_forbid_techs[seat] >> tech) & 1 == 1
+
+
+@njit
+def forbidden_mechanic(st: State, seat: np.int64, mechanic: np.int64) -> bool:
+    """Whether the experiment forbids `seat` a mechanic (sim.rules.codes.MECHANICS)."""
+    return seat >= 0 and (st.seat_forbid_mechanics[seat] >> mechanic) & 1 == 1
+
+
+@njit
 def in_pact_together(st: State, a: np.int64, b: np.int64) -> bool:
     """True when `a` and `b` are members of one live pact (V07)."""
     for p in range(st.pact_target.shape[0]):
