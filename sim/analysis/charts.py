@@ -177,11 +177,14 @@ def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
 def morris_scatter(table: pl.DataFrame, metric: str) -> alt.Chart:
     """Morris screen of one outcome: a point per parameter at (mu_star, sigma), a
     horizontal rule of its mu_star interval, labelled by key; red where flagged
-    `interacts`; the dashed diagonal is sigma = mu_star (above it the effects spread
-    more than their mean size). `table`: sim.analysis.morris.morris_indices."""
+    `interacts`, faint where mu_star is within twice the noise of one elementary
+    effect (ee_se); the dashed diagonal is sigma = mu_star (above it the effects
+    spread more than their mean size). `table`: sim.analysis.morris.morris_indices."""
     rows = table.filter(pl.col("metric") == metric).with_columns(
         (pl.col("mu_star") - pl.col("mu_star_conf")).clip(lower_bound=0).alias("conf_lo"),
-        (pl.col("mu_star") + pl.col("mu_star_conf")).alias("conf_hi"))
+        (pl.col("mu_star") + pl.col("mu_star_conf")).alias("conf_hi"),
+        pl.when(pl.col("mu_star") > 2 * pl.col("ee_se")).then(pl.lit("above"))
+        .otherwise(pl.lit("within")).alias("noise"))
     top = max([*rows.get_column("conf_hi").fill_nan(0).to_list(),
                *rows.get_column("sigma").fill_nan(0).to_list(), 0.0]) * 1.05 or 1.0
     scale = alt.Scale(domain=[0, top])
@@ -196,6 +199,9 @@ def morris_scatter(table: pl.DataFrame, metric: str) -> alt.Chart:
         color=alt.Color("interacts:N", scale=alt.Scale(domain=[True, False],
                                                        range=["#d62728", "#9e9e9e"]),
                         title="interacts"),
+        opacity=alt.Opacity("noise:N", scale=alt.Scale(domain=["above", "within"],
+                                                        range=[1.0, 0.35]),
+                            title="mu* vs 2 ee_se (noise)"),
         tooltip=_tips(rows))
     intervals = base.mark_rule(color="#9e9e9e").encode(x="conf_lo:Q", x2="conf_hi:Q")
     labels = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text="parameter:N")

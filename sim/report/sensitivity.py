@@ -45,7 +45,8 @@ def morris_section(morris: pl.DataFrame, design: dict[str, Any]) -> str:
              "acts differently depending on the other values (an interaction) or its own (a "
              "non-linear response), so its tornado bar alone does not tell its story. Red "
              "(highlighted rows) is sigma > mu* with mu* above twice ee_se, the sampling "
-             "noise of one elementary effect: points below that noise prove nothing.</p>")
+             "noise of one elementary effect; faint points are within that noise, and "
+             "noise alone puts a point near the diagonal: they prove nothing.</p>")
     table = _table(morris.select(*MORRIS_COLUMNS), highlight="interacts")
     return f"<h2>Interactions (Morris screen)</h2>{intro}{charts_html}{table}"
 
