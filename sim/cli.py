@@ -403,24 +403,26 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                     ) -> None:
     """Which table values matter: every parameter of FILE moved down and up on the same
     matches; writes sensitivity.parquet and sensitivity.html (tornado charts, inert
-    parameters) into the folder. Resumes an interrupted run (same command).
+    parameters) into the folder. With `morris_top = K` in FILE, the K strongest
+    parameters then get a Morris screen of interactions (a second sweep in morris/,
+    morris.parquet, its section of the page). Resumes an interrupted run (same command).
 
     Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
     130/143 interrupted (finished chunks are kept)."""
     import os
     import shlex
 
-    from sim.analysis.sensitivity import read_design, sensitivity_table
+    from sim.analysis.sensitivity import read_design, sensitivity_table, top_parameters
     from sim.report.sensitivity import write_sensitivity_report
     from sim.rules.tables import REPO_ROOT
     from sim.runner.experiments import ExperimentError, load_experiment
+    from sim.runner.morris import MORRIS_DIR, morris_design, write_morris_experiment
     from sim.runner.sensitivity import (
         SWEEP_DIR,
         SensitivityError,
         load_sensitivity,
         write_experiment,
     )
-    from sim.runner.sweep import SweepError, SweepInterrupted, run_sweep, stop_on_signals
 
     if backend not in ("local", "dask"):
         _fail(f"--backend {backend}: choose local or dask")
@@ -441,35 +443,91 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
         experiment = load_experiment(write_experiment(design, folder))
     except ExperimentError as exc:
         _fail(str(exc))
-    sweep_dir = folder / SWEEP_DIR
     command = f"sim sensitivity {shlex.quote(str(file))} --out {shlex.quote(str(folder))}"
     typer.echo(f"sensitivity {design.spec.name}: {len(design.parameters)} parameters "
                f"({len(design.skipped)} skipped) x 2 values, {len(experiment.variants)} "
                f"variants x {design.spec.matches} matches -> {folder} ({jobs} workers)")
     for key, why in design.skipped:
         typer.echo(f"  skipped {key}: {why}", err=True)
+    sweep = {"jobs": jobs, "backend": backend, "scheduler": scheduler, "quiet": quiet,
+             "replace_stale": replace_stale, "command": command}
+    errors = {SWEEP_DIR: _sensitivity_sweep(experiment, folder / SWEEP_DIR, **sweep)}
+    table = sensitivity_table(folder)
+    table.write_parquet(folder / "sensitivity.parquet")
+    morris = morris_json = None
+    k = design.spec.morris_top
+    keys = top_parameters(table, k)
+    if k and len(keys) < 2:
+        typer.echo(f"no Morris screen: {len(keys)} parameter(s) changed any match, it needs "
+                   "two", err=True)
+    elif k:
+        from sim.analysis.morris import morris_table, read_morris_design
+
+        try:
+            m = morris_design(design, keys)
+            morris_experiment = load_experiment(write_morris_experiment(m, folder))
+        except (SensitivityError, ExperimentError) as exc:
+            _fail(str(exc))
+        typer.echo(f"morris screen: {len(keys)} parameters x {m.trajectories} trajectories "
+                   f"({m.levels} levels) = {len(m.rows)} points, "
+                   f"{len(morris_experiment.variants)} variants x {design.spec.matches} "
+                   f"matches -> {folder / MORRIS_DIR}")
+        errors[MORRIS_DIR] = _sensitivity_sweep(morris_experiment, folder / MORRIS_DIR,
+                                                **sweep)
+        morris = morris_table(folder)
+        morris_json = read_morris_design(folder)
+        morris.write_parquet(folder / "morris.parquet")
+    page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html",
+                                    morris=morris, morris_design=morris_json)
+    _print_sensitivity(table)
+    if morris is not None:
+        _print_morris(morris)
+    typer.echo(f"table: {folder / 'sensitivity.parquet'}"
+               + (f"\nmorris: {folder / 'morris.parquet'}" if morris is not None else "")
+               + f"\nreport: {page}")
+    failed = {name: n for name, n in errors.items() if n}
+    if failed:
+        for name, n in failed.items():
+            typer.echo(f"{n} matches failed: see the errors table in {folder / name}",
+                       err=True)
+        raise typer.Exit(1)
+
+
+def _sensitivity_sweep(experiment, out: Path, jobs: int, backend: str, scheduler: str | None,
+                       quiet: bool, replace_stale: bool, command: str) -> int:
+    """Run (or resume) one sweep of `sim sensitivity`; returns its failed matches.
+    Exits 2 when it cannot start, 1 when matches are missing, 130/143 on a signal."""
+    from sim.runner.sweep import SweepError, SweepInterrupted, run_sweep, stop_on_signals
+
     with stop_on_signals():
         try:
-            result = run_sweep(experiment, sweep_dir, jobs, backend, scheduler, None,
+            result = run_sweep(experiment, out, jobs, backend, scheduler, None,
                                progress=not quiet, replace_stale=replace_stale,
                                command=command, say=lambda line: typer.echo(line, err=True))
         except SweepError as exc:
             _fail(str(exc))
         except SweepInterrupted as exc:
             typer.echo(f"interrupted by {signal_name(exc.signum)}: finished chunks are kept "
-                       f"in {sweep_dir}; to resume, run the same command again: {command}",
+                       f"in {out}; to resume, run the same command again: {command}",
                        err=True)
             raise typer.Exit(exc.exit_code) from None
     _exit_if_missing(result, command)
-    table = sensitivity_table(folder)
-    table.write_parquet(folder / "sensitivity.parquet")
-    page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html")
-    _print_sensitivity(table)
-    typer.echo(f"table: {folder / 'sensitivity.parquet'}\nreport: {page}")
-    if result["errors"]:
-        typer.echo(f"{result['errors']} matches failed: see the errors table in {sweep_dir}",
-                   err=True)
-        raise typer.Exit(1)
+    return result["errors"]
+
+
+def _print_morris(morris) -> None:
+    """Per victory type, the parameters by mu* with sigma; `!` marks `interacts`."""
+    import polars as pl
+
+    typer.echo("morris (mu* = mean |effect| over [low, high], sigma = its spread; "
+               "! = sigma > mu* above the noise: interacts):")
+    for metric in morris.get_column("metric").unique(maintain_order=True).to_list():
+        if not metric.startswith("victory="):
+            continue
+        rows = morris.filter(pl.col("metric") == metric).sort("rank")
+        cells = [f"{r['parameter']} {r['mu_star']:.3f}/{r['sigma']:.3f}"
+                 f"{'!' if r['interacts'] else ''}" for r in rows.iter_rows(named=True)]
+        typer.echo(f"  {metric} mu*/sigma: " + ", ".join(cells))
 
 
 def _print_sensitivity(table) -> None:

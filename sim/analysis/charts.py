@@ -174,6 +174,41 @@ def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
                                      title=f"What moves {metric}")
 
 
+def morris_scatter(table: pl.DataFrame, metric: str) -> alt.Chart:
+    """Morris screen of one outcome: a point per parameter at (mu_star, sigma), a
+    horizontal rule of its mu_star interval, labelled by key; red where flagged
+    `interacts`, faint where mu_star is within twice the noise of one elementary
+    effect (ee_se); the dashed diagonal is sigma = mu_star (above it the effects
+    spread more than their mean size). `table`: sim.analysis.morris.morris_indices."""
+    rows = table.filter(pl.col("metric") == metric).with_columns(
+        (pl.col("mu_star") - pl.col("mu_star_conf")).clip(lower_bound=0).alias("conf_lo"),
+        (pl.col("mu_star") + pl.col("mu_star_conf")).alias("conf_hi"),
+        pl.when(pl.col("mu_star") > 2 * pl.col("ee_se")).then(pl.lit("above"))
+        .otherwise(pl.lit("within")).alias("noise"))
+    top = max([*rows.get_column("conf_hi").fill_nan(0).to_list(),
+               *rows.get_column("sigma").fill_nan(0).to_list(), 0.0]) * 1.05 or 1.0
+    scale = alt.Scale(domain=[0, top])
+    diagonal = alt.Chart(alt.Data(values=[{"v": 0.0}, {"v": top}])).mark_line(
+        strokeDash=[4, 4], color="#7f7f7f").encode(x=alt.X("v:Q", scale=scale),
+                                                   y=alt.Y("v:Q", scale=scale))
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("mu_star:Q", scale=scale,
+                title=f"{metric}: mu* (mean |effect| over [low, high])"),
+        y=alt.Y("sigma:Q", scale=scale, title="sigma (spread of the effects)"))
+    points = base.mark_point(filled=True, size=60).encode(
+        color=alt.Color("interacts:N", scale=alt.Scale(domain=[True, False],
+                                                       range=["#d62728", "#9e9e9e"]),
+                        title="interacts"),
+        opacity=alt.Opacity("noise:N", scale=alt.Scale(domain=["above", "within"],
+                                                        range=[1.0, 0.35]),
+                            title="mu* vs 2 ee_se (noise)"),
+        tooltip=_tips(rows))
+    intervals = base.mark_rule(color="#9e9e9e").encode(x="conf_lo:Q", x2="conf_hi:Q")
+    labels = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text="parameter:N")
+    return (diagonal + intervals + points + labels).properties(
+        width=WIDTH, height=WIDTH * 2 // 3, title=f"Interactions on {metric} (Morris)")
+
+
 def _share_lines(rows: pl.DataFrame, x: alt.X, title: str, height: int) -> alt.Chart:
     """A line of victory shares per victory type along `x`, with their intervals."""
     base = alt.Chart(_data(rows)).encode(

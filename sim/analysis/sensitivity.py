@@ -131,6 +131,34 @@ def inert_parameters(table: pl.DataFrame) -> list[str]:
         maintain_order=True).sort().to_list()
 
 
+def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
+    """The `k` parameters with the largest absolute effect on any outcome: the ones
+    the Morris screen studies (sim.runner.morris).
+
+    Outcomes have different units (shares, turns), so "largest" is the rank within
+    each outcome (by |effect_per_10pct|, else |effect|, as `effects` ranks them,
+    rounded to 9 significant digits so the last bits of a mean cannot reorder
+    equal effects). Parameters compare by their best rank over the outcomes,
+    then their second best and so on; remaining ties by key name. Inert
+    parameters are never chosen (not one match changed: nothing to interact).
+    Fewer than `k` when fewer parameters are not inert. table: `effects`.
+    """
+    live = table.filter(~pl.col("inert"))
+    if k <= 0 or live.height == 0:
+        return []
+    strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs()) \
+        .fill_nan(None).round_sig_figs(9)
+    ranks = (live.with_columns(strength.alias("_s"))
+             .sort(["metric", "_s", "parameter"], descending=[False, True, False],
+                   nulls_last=True)
+             .with_columns((pl.int_range(pl.len()).over("metric") + 1).alias("_rank")))
+    by_parameter: dict[str, list[int]] = {}
+    for key, rank in ranks.select("parameter", "_rank").iter_rows():
+        by_parameter.setdefault(key, []).append(rank)
+    order = sorted(by_parameter, key=lambda key: (sorted(by_parameter[key]), key))
+    return order[:k]
+
+
 def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:
     """`effects` of a sensitivity folder (its design, and its sweep in `sweep/`)."""
     design = read_design(folder)

@@ -1,5 +1,7 @@
 """The self-contained HTML page of a sensitivity run (issue 13): a tornado chart per
-outcome, the strongest effects, the inert parameters and the design's skips."""
+outcome, the strongest effects, the inert parameters and the design's skips, and,
+when the file asked for one, the Morris screen of interactions (a mu* against sigma
+scatter per outcome and the table of indices)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,44 @@ METRICS_SHOWN = ("victory=conquest", "victory=science", "victory=dominance",
                  "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")
 
 
-def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: int = 15) -> str:
-    """HTML text of the page. table: sim.analysis.sensitivity.effects."""
+MORRIS_COLUMNS = ("parameter", "metric", "low", "high", "mu_star", "mu_star_conf", "mu",
+                  "sigma", "ee_se", "mu_star_per_10pct", "rank", "interacts")
+
+
+def morris_section(morris: pl.DataFrame, design: dict[str, Any]) -> str:
+    """The Morris part of the page. morris: sim.analysis.morris.morris_indices;
+    design: its morris.json."""
+    keys = ", ".join(f"<code>{html.escape(p['key'])}</code>" for p in design["parameters"])
+    present = morris.get_column("metric").unique().to_list()
+    charts_html = "".join(
+        f"<figure class='chart'>{_svg(charts.morris_scatter(morris, m))}</figure>"
+        for m in METRICS_SHOWN if m in present)
+    n_points = len(design["rows"])
+    n_variants = len(set(design["rows"]))
+    matches = morris.get_column("n_matches").max() if morris.height else 0
+    intro = (f"<p>The {len(design['parameters'])} strongest parameters ({keys}) on "
+             f"{design['trajectories']} Morris trajectories of a {design['levels']}-level grid "
+             f"over each one's [low, high]: {n_points} points ({n_variants} distinct variants) "
+             f"× {matches} matches, the same matches as above. <b>How to read it:</b> mu* "
+             "(x) is the mean size of a parameter's effect when it moves over its whole range "
+             "while the others sit elsewhere on the grid, in the outcome's unit (a share, "
+             "turns); sigma (y) is how much that effect varies from point to point. A "
+             "parameter far right matters; one above the dashed diagonal (sigma > mu*) "
+             "acts differently depending on the other values (an interaction) or its own (a "
+             "non-linear response), so its tornado bar alone does not tell its story. Red "
+             "(highlighted rows) is sigma > mu* with mu* above twice ee_se, the sampling "
+             "noise of one elementary effect; faint points are within that noise, and "
+             "noise alone puts a point near the diagonal: they prove nothing.</p>")
+    table = _table(morris.select(*MORRIS_COLUMNS), highlight="interacts")
+    return f"<h2>Interactions (Morris screen)</h2>{intro}{charts_html}{table}"
+
+
+def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: int = 15,
+                             morris: pl.DataFrame | None = None,
+                             morris_design: dict[str, Any] | None = None) -> str:
+    """HTML text of the page. table: sim.analysis.sensitivity.effects; morris (with
+    morris_design, its morris.json): sim.analysis.morris.morris_indices, or None
+    for a run without a Morris screen."""
     parts = []
     present = table.get_column("metric").unique().to_list()
     for metric in (m for m in METRICS_SHOWN if m in present):
@@ -46,15 +84,22 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
         "<h2>Skipped</h2><p class='muted'>The tables refuse both moved values:</p><ul>" +
         "".join(f"<li><code>{html.escape(s['key'])}</code>: {html.escape(s['why'])}</li>"
                 for s in skipped) + "</ul>")
+    morris_html = "" if morris is None or morris_design is None else \
+        morris_section(morris, morris_design)
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             f"style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{intro}{''.join(parts)}{inert_html}{skipped_html}"
+            f"<h1>{html.escape(title)}</h1>{intro}{''.join(parts)}{morris_html}{inert_html}"
+            f"{skipped_html}"
             "</body></html>")
 
 
-def write_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], out: Path) -> Path:
+def write_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], out: Path,
+                             morris: pl.DataFrame | None = None,
+                             morris_design: dict[str, Any] | None = None) -> Path:
+    """Write the page (build_sensitivity_report) to `out`; returns `out`."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_sensitivity_report(table, design), encoding="utf-8")
+    out.write_text(build_sensitivity_report(table, design, morris=morris,
+                                            morris_design=morris_design), encoding="utf-8")
     return out

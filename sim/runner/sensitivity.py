@@ -13,6 +13,10 @@ writes the equivalent experiment file (a `baseline` variant and `<key>-lo` /
 resumable, Dask-capable, the same Parquet layout and provenance, and every
 variant plays match i on the same streams (common random numbers). The design
 itself goes to `sensitivity.json` beside it, which is what the analysis reads.
+
+`morris_top = K` (default 0: off), `morris_trajectories` (8) and `morris_levels`
+(4, even) ask for the Morris screen of interactions among the K strongest
+parameters after this sweep: sim.runner.morris.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
 from sim.rules.tomlpos import key_lines, line_of, utf8_problem
@@ -51,6 +55,26 @@ class SensitivitySpec(BaseModel):
     parameters: Annotated[list[str], Field(min_length=1)]
     exclude: list[str] = []
     step: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
+    # the Morris screen of interactions among the strongest parameters (sim.runner.morris):
+    # off by default, since it plays trajectories x (top + 1) more variants
+    morris_top: Annotated[int, Field(ge=0, le=50)] = 0
+    morris_trajectories: Annotated[int, Field(ge=2, le=1000)] = 8
+    morris_levels: Annotated[int, Field(ge=2, le=100)] = 4
+
+    @field_validator("morris_top")
+    @classmethod
+    def _two_or_none(cls, value: int) -> int:
+        if value == 1:
+            raise ValueError("0 (no Morris screen) or at least 2: one parameter cannot "
+                             "interact")
+        return value
+
+    @field_validator("morris_levels")
+    @classmethod
+    def _even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("must be even (the Morris grid steps by half the levels)")
+        return value
 
 
 class SensitivityError(Exception):
