@@ -69,7 +69,9 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] =
         if out.suffix.lower() not in (".svg", ".png"):
             _fail(f"{out}: the map is written as .svg or .png")
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_map(state, t, board, out)
+        n_seats = int(state.n_seats[0])
+        write_map(state, t, board, out, title=f"seed {seed}, match {match}: {n_seats} seats, "
+                  f"opening position (tables {t.hash})")
         typer.echo(f"map written to {out}")
     _print_position(state, t, board, title=f"seed {seed}, match {match}")
     _print_starts(state, t, board)
