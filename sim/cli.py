@@ -149,6 +149,24 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
 
 
+def _match_options(tables, seed: int, match: int, seats: int | None, length: str | None,
+                   personalities: str | None) -> list[str] | None:
+    """Check one match's options against the tables (exit 2 naming the bad one);
+    returns the personalities as a list (None: the tables')."""
+    if seats is not None and not 2 <= seats <= 6:
+        _fail(f"--seats {seats}: a match has 2 to 6 seats")
+    if length is not None and length not in tables.model.match.lengths:
+        _fail(f"--length {length}: choose one of {', '.join(tables.model.match.lengths)}")
+    if not (0 <= seed < 2**63 and 0 <= match < 2**63):
+        _fail("--seed and --match must be between 0 and 2**63 - 1")
+    names = personalities.split(",") if personalities else None
+    for name in names or []:
+        if name not in tables.model.ai.personalities:
+            _fail(f"--personalities: unknown personality {name!r}; known: "
+                  f"{', '.join(tables.personality_names)}")
+    return names
+
+
 @app.command("match")
 def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
               match: Annotated[int, typer.Option("--match", help="Match index under the seed.")]
@@ -168,17 +186,7 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
     from sim.engine.match import InvariantError, outcome, play_match
 
     t = _load_tables(tables, set_)
-    if seats is not None and not 2 <= seats <= 6:
-        _fail(f"--seats {seats}: a match has 2 to 6 seats")
-    if length is not None and length not in t.model.match.lengths:
-        _fail(f"--length {length}: choose one of {', '.join(t.model.match.lengths)}")
-    if not (0 <= seed < 2**63 and 0 <= match < 2**63):
-        _fail("--seed and --match must be between 0 and 2**63 - 1")
-    names = personalities.split(",") if personalities else None
-    for name in names or []:
-        if name not in t.model.ai.personalities:
-            _fail(f"--personalities: unknown personality {name!r}; known: "
-                  f"{', '.join(t.personality_names)}")
+    names = _match_options(t, seed, match, seats, length, personalities)
     try:
         state, board, turn_log = play_match(t, seed, match, seats, length, check=check,
                                             personalities=names)
@@ -625,34 +633,14 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
                        match_id: Annotated[str, typer.Argument(help="variant:index")]) -> None:
     """Print the one command that replays a match of a sweep; warns (exit 1) when the
     tables changed since the run, since the command would then play another match."""
-    import polars as pl
-
-    from sim.outputs.store import RunError, part_path, plan_of, read_provenance, verify_chunk
+    from sim.outputs.store import RunError, find_match
     from sim.rules.tables import TablesError, load_tables
 
     try:
-        prov = read_provenance(run_dir)
+        found = find_match(run_dir, match_id)
     except RunError as exc:
         _fail(str(exc))
-    name, _, index = match_id.rpartition(":")
-    chunk = next((c for c in plan_of(prov) if c.variant == name and index.isdigit()
-                  and c.start <= int(index) < c.stop), None)
-    if chunk is None:
-        _fail(f"{run_dir}: no match {match_id!r} in this run (ids look like "
-              f"{prov['variants'][0]['id']}:12)")
-    # only the chunk that holds the match is read, so only it must be intact
-    _marker, why = verify_chunk(run_dir, chunk)
-    if why is not None:
-        _fail(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again redoes it")
-    replay = None
-    for table in ("matches", "errors"):
-        rows = pl.read_parquet(part_path(run_dir, table, chunk.variant, chunk.chunk)).filter(
-            pl.col("match_id") == match_id)
-        if rows.height:
-            replay = rows["replay"][0]
-            break
-    if replay is None:
-        _fail(f"{run_dir}: {chunk.label} has no row for {match_id!r}")
+    prov, chunk, replay = found.provenance, found.chunk, found.row["replay"]
     typer.echo(replay)
     variant = next(v for v in prov["variants"] if v["id"] == chunk.variant)
     try:
