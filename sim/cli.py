@@ -657,6 +657,83 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
         raise typer.Exit(1)
 
 
+@app.command("replay")
+def replay_cmd(run_dir: Annotated[Path | None, typer.Argument(
+                   help="Run folder of a sweep (with MATCH_ID); or give --seed instead.")]
+               = None,
+               match_id: Annotated[str | None, typer.Argument(help="variant:index")] = None,
+               seed: Annotated[int | None, typer.Option(help="Root seed of a single match "
+                                                        "(instead of RUN_DIR MATCH_ID).")]
+               = None,
+               match: Annotated[int, typer.Option("--match", help="Match index under the "
+                                                  "seed.")] = 0,
+               tables: TablesOpt = None, set_: SetOpt = None,
+               seats: Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
+               = None,
+               length: Annotated[str | None, typer.Option(help="short | standard | long.")]
+               = None,
+               personalities: Annotated[str | None, typer.Option(
+                   help="Comma-separated AI personality per seat (default: tables).")] = None,
+               out: Annotated[Path | None, typer.Option(help="HTML file (default: "
+                                                        "reports/replay-<match>.html).")]
+               = None,
+               ) -> None:
+    """Replay one match turn by turn into a self-contained HTML viewer (board per turn,
+    slider, score and dominance per seat, event timeline; opens offline).
+
+    RUN_DIR MATCH_ID replays a match of a sweep with the run's own tables (from its
+    provenance), seed, seats, length and personalities, and checks that it ends as the
+    run's `matches` row says (exit 1 if not). --seed N [--match I ...] replays a single
+    match as `sim match` plays it. Exit 2 on bad input."""
+    from sim.engine.match import MapError
+    from sim.report.replay import write_replay
+    from sim.rules.tables import REPO_ROOT
+
+    single = {"--seed": seed is not None, "--match": match != 0, "--tables": tables is not None,
+              "--set": bool(set_), "--seats": seats is not None, "--length": length is not None,
+              "--personalities": personalities is not None}
+    if run_dir is not None:
+        from sim.runner.replay import ReplayError, record_sweep_match, sweep_match
+
+        if match_id is None:
+            _fail(f"sim replay {run_dir}: give the MATCH_ID too (variant:index, as in the "
+                  "run's matches table)")
+        given = [name for name, on in single.items() if on]
+        if given:
+            _fail(f"{', '.join(given)}: a sweep's match replays with the run's own settings; "
+                  "these options are for a single match (sim replay --seed N ...)")
+        try:
+            found = sweep_match(run_dir, match_id)
+        except ReplayError as exc:
+            _fail(str(exc))
+        try:
+            recording = record_sweep_match(found)
+        except ReplayError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        name = f"{found.variant}-{found.match_index}"
+    else:
+        from sim.engine.replay import record_match
+
+        if seed is None:
+            _fail("sim replay: give RUN_DIR MATCH_ID (a match of a sweep) or --seed N "
+                  "(a single match)")
+        t = _load_tables(tables, set_)
+        names = _match_options(t, seed, match, seats, length, personalities)
+        try:
+            recording = record_match(t, seed, match, seats, length, names)
+        except MapError as exc:
+            _fail(str(exc))
+        name = f"seed{seed}-match{match}"
+    out = out or REPO_ROOT / "reports" / f"replay-{name}.html"
+    path = write_replay(recording, out)
+    meta = recording["meta"]
+    result = f"seat {meta['winner']} wins by {meta['victory']} on turn {meta['end_turn']}" \
+        if meta["winner"] is not None else f"no winner on turn {meta['end_turn']}"
+    typer.echo(f"replay written to {path.absolute()} ({len(recording['frames']['turn'])} "
+               f"frames, {path.stat().st_size / 1e6:.2f} MB): {result}")
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     """A benchmark's figures as one JSON object, or one `key: value` line each."""
     if as_json:
