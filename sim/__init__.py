@@ -16,7 +16,7 @@ map generation, the AI, the match loop) -> engine (one match, commands, state
 report, checker, scenarios) -> outputs (outcome schemas, Parquet store,
 provenance) -> runner (experiments, chunks, the local/Dask sweep) -> analysis
 (polars and statsmodels over outputs; never the engine) -> report (HTML report,
-map drawing) -> cli. Names here are loaded on first use, so importing one layer
+replay viewer, map drawing) -> cli. Names here are loaded on first use, so importing one layer
 never pulls in the layers above it.
 """
 
@@ -44,6 +44,7 @@ _FRONT_DOOR = {
     "new_match": "sim.engine.match",
     "outcome": "sim.engine.match",
     "state_report": "sim.engine.report",
+    "record_match": "sim.engine.replay",
     "load_scenario": "sim.engine.scenario",
     "run_scenario": "sim.engine.scenario",
     # sweeps and their outputs
@@ -52,6 +53,7 @@ _FRONT_DOOR = {
     "load_run": "sim.analysis.load",
     "metrics": "sim.analysis.metrics",
     "write_report": "sim.report.html",
+    "write_replay": "sim.report.replay",
 }
 
 __all__ = ["__version__", *_FRONT_DOOR]

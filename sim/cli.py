@@ -69,7 +69,9 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] =
         if out.suffix.lower() not in (".svg", ".png"):
             _fail(f"{out}: the map is written as .svg or .png")
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_map(state, t, board, out)
+        n_seats = int(state.n_seats[0])
+        write_map(state, t, board, out, title=f"seed {seed}, match {match}: {n_seats} seats, "
+                  f"opening position (tables {t.hash})")
         typer.echo(f"map written to {out}")
     _print_position(state, t, board, title=f"seed {seed}, match {match}")
     _print_starts(state, t, board)
@@ -147,6 +149,24 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
 
 
+def _match_options(tables, seed: int, match: int, seats: int | None, length: str | None,
+                   personalities: str | None) -> list[str] | None:
+    """Check one match's options against the tables (exit 2 naming the bad one);
+    returns the personalities as a list (None: the tables')."""
+    if seats is not None and not 2 <= seats <= 6:
+        _fail(f"--seats {seats}: a match has 2 to 6 seats")
+    if length is not None and length not in tables.model.match.lengths:
+        _fail(f"--length {length}: choose one of {', '.join(tables.model.match.lengths)}")
+    if not (0 <= seed < 2**63 and 0 <= match < 2**63):
+        _fail("--seed and --match must be between 0 and 2**63 - 1")
+    names = personalities.split(",") if personalities else None
+    for name in names or []:
+        if name not in tables.model.ai.personalities:
+            _fail(f"--personalities: unknown personality {name!r}; known: "
+                  f"{', '.join(tables.personality_names)}")
+    return names
+
+
 @app.command("match")
 def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
               match: Annotated[int, typer.Option("--match", help="Match index under the seed.")]
@@ -170,17 +190,7 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
     from sim.engine.seat_ai import SeatAIError, check_seat_ai
 
     t = _load_tables(tables, set_)
-    if seats is not None and not 2 <= seats <= 6:
-        _fail(f"--seats {seats}: a match has 2 to 6 seats")
-    if length is not None and length not in t.model.match.lengths:
-        _fail(f"--length {length}: choose one of {', '.join(t.model.match.lengths)}")
-    if not (0 <= seed < 2**63 and 0 <= match < 2**63):
-        _fail("--seed and --match must be between 0 and 2**63 - 1")
-    names = personalities.split(",") if personalities else None
-    for name in names or []:
-        if name not in t.model.ai.personalities:
-            _fail(f"--personalities: unknown personality {name!r}; known: "
-                  f"{', '.join(t.personality_names)}")
+    names = _match_options(t, seed, match, seats, length, personalities)
     settings = None
     if seat_ai is not None:
         try:
@@ -703,34 +713,14 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
                        match_id: Annotated[str, typer.Argument(help="variant:index")]) -> None:
     """Print the one command that replays a match of a sweep; warns (exit 1) when the
     tables changed since the run, since the command would then play another match."""
-    import polars as pl
-
-    from sim.outputs.store import RunError, part_path, plan_of, read_provenance, verify_chunk
+    from sim.outputs.store import RunError, find_match
     from sim.rules.tables import TablesError, load_tables
 
     try:
-        prov = read_provenance(run_dir)
+        found = find_match(run_dir, match_id)
     except RunError as exc:
         _fail(str(exc))
-    name, _, index = match_id.rpartition(":")
-    chunk = next((c for c in plan_of(prov) if c.variant == name and index.isdigit()
-                  and c.start <= int(index) < c.stop), None)
-    if chunk is None:
-        _fail(f"{run_dir}: no match {match_id!r} in this run (ids look like "
-              f"{prov['variants'][0]['id']}:12)")
-    # only the chunk that holds the match is read, so only it must be intact
-    _marker, why = verify_chunk(run_dir, chunk)
-    if why is not None:
-        _fail(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again redoes it")
-    replay = None
-    for table in ("matches", "errors"):
-        rows = pl.read_parquet(part_path(run_dir, table, chunk.variant, chunk.chunk)).filter(
-            pl.col("match_id") == match_id)
-        if rows.height:
-            replay = rows["replay"][0]
-            break
-    if replay is None:
-        _fail(f"{run_dir}: {chunk.label} has no row for {match_id!r}")
+    prov, chunk, replay = found.provenance, found.chunk, found.row["replay"]
     typer.echo(replay)
     variant = next(v for v in prov["variants"] if v["id"] == chunk.variant)
     try:
@@ -745,6 +735,83 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
                    f"{variant['id']} had tables hash {variant['tables_hash']}, now {detail}); "
                    "this command will not replay the same match", err=True)
         raise typer.Exit(1)
+
+
+@app.command("replay")
+def replay_cmd(run_dir: Annotated[Path | None, typer.Argument(
+                   help="Run folder of a sweep (with MATCH_ID); or give --seed instead.")]
+               = None,
+               match_id: Annotated[str | None, typer.Argument(help="variant:index")] = None,
+               seed: Annotated[int | None, typer.Option(help="Root seed of a single match "
+                                                        "(instead of RUN_DIR MATCH_ID).")]
+               = None,
+               match: Annotated[int, typer.Option("--match", help="Match index under the "
+                                                  "seed.")] = 0,
+               tables: TablesOpt = None, set_: SetOpt = None,
+               seats: Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
+               = None,
+               length: Annotated[str | None, typer.Option(help="short | standard | long.")]
+               = None,
+               personalities: Annotated[str | None, typer.Option(
+                   help="Comma-separated AI personality per seat (default: tables).")] = None,
+               out: Annotated[Path | None, typer.Option(help="HTML file (default: "
+                                                        "reports/replay-<match>.html).")]
+               = None,
+               ) -> None:
+    """Replay one match turn by turn into a self-contained HTML viewer (board per turn,
+    slider, score and dominance per seat, event timeline; opens offline).
+
+    RUN_DIR MATCH_ID replays a match of a sweep with the run's own tables (from its
+    provenance), seed, seats, length and personalities, and checks that it ends as the
+    run's `matches` row says (exit 1 if not). --seed N [--match I ...] replays a single
+    match as `sim match` plays it. Exit 2 on bad input."""
+    from sim.engine.match import MapError
+    from sim.report.replay import write_replay
+    from sim.rules.tables import REPO_ROOT
+
+    single = {"--seed": seed is not None, "--match": match != 0, "--tables": tables is not None,
+              "--set": bool(set_), "--seats": seats is not None, "--length": length is not None,
+              "--personalities": personalities is not None}
+    if run_dir is not None:
+        from sim.runner.replay import ReplayError, record_sweep_match, sweep_match
+
+        if match_id is None:
+            _fail(f"sim replay {run_dir}: give the MATCH_ID too (variant:index, as in the "
+                  "run's matches table)")
+        given = [name for name, on in single.items() if on]
+        if given:
+            _fail(f"{', '.join(given)}: a sweep's match replays with the run's own settings; "
+                  "these options are for a single match (sim replay --seed N ...)")
+        try:
+            found = sweep_match(run_dir, match_id)
+        except ReplayError as exc:
+            _fail(str(exc))
+        try:
+            recording = record_sweep_match(found)
+        except ReplayError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        name = f"{found.variant}-{found.match_index}"
+    else:
+        from sim.engine.replay import record_match
+
+        if seed is None:
+            _fail("sim replay: give RUN_DIR MATCH_ID (a match of a sweep) or --seed N "
+                  "(a single match)")
+        t = _load_tables(tables, set_)
+        names = _match_options(t, seed, match, seats, length, personalities)
+        try:
+            recording = record_match(t, seed, match, seats, length, names)
+        except MapError as exc:
+            _fail(str(exc))
+        name = f"seed{seed}-match{match}"
+    out = out or REPO_ROOT / "reports" / f"replay-{name}.html"
+    path = write_replay(recording, out)
+    meta = recording["meta"]
+    result = f"seat {meta['winner']} wins by {meta['victory']} on turn {meta['end_turn']}" \
+        if meta["winner"] is not None else f"no winner on turn {meta['end_turn']}"
+    typer.echo(f"replay written to {path.absolute()} ({len(recording['frames']['turn'])} "
+               f"frames, {path.stat().st_size / 1e6:.2f} MB): {result}")
 
 
 def _print_bench(result: dict, as_json: bool) -> None:

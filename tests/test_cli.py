@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -20,6 +21,14 @@ def test_map_draws_svg_and_png(tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = svg.read_text()
     assert text.startswith("<svg") and text.count("<polygon") > 271
+    # a title, each seat's label at its capital, and the legend (seats, unit glyphs)
+    assert ">seed 3, match 0: 4 seats, opening position (tables " in text
+    for s in range(4):
+        assert re.search(rf'font-weight="bold"[^>]*>seat {s}</text>', text), s
+        assert re.search(rf">seat {s} \(\w+\)</text>", text), s
+    for name in ("settler", "spearman", "swordsman", "warrior", "bandit", "bandit camp"):
+        assert f">{name}</text>" in text, name
+    assert ">Se</text>" in text and ">Sp</text>" in text  # glyphs tell the S units apart
     assert "Territory and score" in proc.stdout
     png = tmp_path / "m.png"
     assert sim("map", "--seed", "3", "--out", str(png)).returncode == 0

@@ -266,6 +266,39 @@ def verify_chunk(root: Path, chunk: PlannedChunk) -> tuple[dict[str, Any] | None
     return (marker, None) if why is None else (None, why)
 
 
+@dataclass(frozen=True)
+class MatchRow:
+    """A match's row of a run folder: `table` is "matches" (it finished) or "errors"."""
+
+    provenance: dict[str, Any]
+    chunk: PlannedChunk
+    table: str
+    row: dict[str, Any]
+
+
+def find_match(run_dir: Path, match_id: str) -> MatchRow:
+    """The row of match `match_id` (VARIANT:INDEX) of a run folder, read from the one
+    chunk that holds it (only that chunk must be intact). RunError (one line) when
+    the folder is not a run, the id names no match of it, or its chunk is damaged."""
+    prov = read_provenance(run_dir)
+    name, _, index = match_id.rpartition(":")
+    chunk = next((c for c in plan_of(prov) if c.variant == name and index.isdigit()
+                  and c.start <= int(index) < c.stop), None)
+    if chunk is None:
+        raise RunError(f"{run_dir}: no match {match_id!r} in this run (ids look like "
+                       f"{prov['variants'][0]['id']}:12)")
+    _marker, why = verify_chunk(run_dir, chunk)
+    if why is not None:
+        raise RunError(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again "
+                       "redoes it")
+    for table in ("matches", "errors"):
+        rows = pl.read_parquet(part_path(run_dir, table, chunk.variant, chunk.chunk)).filter(
+            pl.col("match_id") == match_id)
+        if rows.height:
+            return MatchRow(prov, chunk, table, rows.row(0, named=True))
+    raise RunError(f"{run_dir}: {chunk.label} has no row for {match_id!r}")
+
+
 def verify_run(root: Path | str, provenance: dict[str, Any] | None = None) -> RunCheck:
     """Check every chunk the run's plan promises against its done marker (row counts,
     sizes, checksums) and look for part files no marker accounts for. Never raises

@@ -1,0 +1,113 @@
+"""A match of a sweep, found in its run folder and recorded again for the replay viewer.
+
+`sweep_match` reads what `sim replay RUN_DIR MATCH_ID` needs from the run folder
+alone: the variant's resolved tables as provenance.json froze them when the sweep
+started (so an edit to the tables file since cannot change the match), the root seed,
+seats and length preset of the run, and the match's own row (its personalities and
+outcome). `record_sweep_match` plays it with recording on (sim.engine.replay) and
+checks that the replay ends as the run's row says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim.engine.replay import record_match
+from sim.outputs.store import RunError, find_match
+from sim.rules.tables import Tables, TablesError, TablesModel, load_tables
+
+
+class ReplayError(Exception):
+    """The match cannot be replayed, or its replay differs from the run (one line)."""
+
+
+@dataclass(frozen=True)
+class SweepMatch:
+    """Everything that replays one match of a sweep, and what the run recorded of it.
+
+    expected: the run's winner, victory and end_turn (its `matches` row)."""
+
+    run_dir: Path
+    match_id: str
+    variant: str
+    tables: Tables
+    seed: int
+    match_index: int
+    seats: int
+    length: str | None
+    personalities: list[str] | None
+    expected: dict[str, Any]
+    seat_ai: list[dict[str, Any]] | None
+    code_commit: str | None
+
+
+def sweep_match(run_dir: Path, match_id: str) -> SweepMatch:
+    """Match `match_id` of the run in `run_dir`, ready to replay; ReplayError (one line)
+    when it is not there, failed in the run, or its tables cannot be rebuilt."""
+    try:
+        found = find_match(run_dir, match_id)
+    except RunError as exc:
+        raise ReplayError(str(exc)) from None
+    row, prov = found.row, found.provenance
+    if found.table == "errors":
+        raise ReplayError(f"{run_dir}: match {match_id} failed in the run, so it has no "
+                          f"outcome to replay ({row['message']}); to see it fail: "
+                          f"{row['replay']}")
+    variant = next(v for v in prov["variants"] if v["id"] == found.chunk.variant)
+    tables = variant_tables(run_dir, prov, variant)
+    names = row["personalities"].split(",") if row["personalities"] else None
+    return SweepMatch(run_dir=run_dir, match_id=match_id, variant=variant["id"], tables=tables,
+                      seed=int(row["seed"]), match_index=int(row["match_index"]),
+                      seats=int(row["seats"]), length=prov.get("length"),
+                      personalities=names,
+                      expected={k: row[k] for k in ("winner", "victory", "end_turn")},
+                      seat_ai=variant.get("seat_ai") or None,
+                      code_commit=prov.get("code_version", {}).get("commit"))
+
+
+def variant_tables(run_dir: Path, prov: dict[str, Any], variant: dict[str, Any]) -> Tables:
+    """The variant's tables as the sweep resolved them (provenance.json keeps them
+    whole), checked against the variant's tables hash. A provenance without them (an
+    older run) falls back to the tables file and the overrides, hash-checked too."""
+    source = f"{run_dir / 'provenance.json'}: variant {variant['id']}"
+    resolved = variant.get("tables")
+    try:
+        if resolved:
+            tables = Tables(model=TablesModel.model_validate(resolved), source=source,
+                            overrides=dict(variant.get("overrides") or {}))
+        else:
+            tables = load_tables(prov["tables_path"], variant.get("overrides") or None)
+    except TablesError as exc:
+        raise ReplayError(f"{source}: its tables do not load: {exc.errors[0]}") from None
+    except ValueError as exc:  # pydantic's ValidationError: a schema change since the run
+        first = str(exc).splitlines()[0]
+        raise ReplayError(f"{source}: its tables no longer validate ({first}); the code "
+                          "changed since the run") from None
+    if tables.hash != variant["tables_hash"]:
+        raise ReplayError(f"{source}: the rebuilt tables hash {tables.hash}, the run's "
+                          f"{variant['tables_hash']}; the replay would play another match")
+    return tables
+
+
+def record_sweep_match(match: SweepMatch) -> dict[str, Any]:
+    """Record the match (sim.engine.replay.record_match) and check that it ends as the
+    run recorded: ReplayError naming both outcomes when winner, victory or end turn
+    differ. The recording's meta gains match_id, variant and run."""
+    recording = record_match(match.tables, match.seed, match.match_index, match.seats,
+                             match.length, match.personalities, match.seat_ai)
+    meta = recording["meta"]
+    got = {k: meta[k] for k in ("winner", "victory", "end_turn")}
+    if got != match.expected:
+        commit = f" (the run was made by commit {match.code_commit[:12]})" \
+            if match.code_commit else ""
+        raise ReplayError(f"{match.run_dir}: the replay of {match.match_id} differs from the "
+                          f"run: {_says(got)} instead of {_says(match.expected)}; the engine "
+                          f"changed since the run{commit}")
+    meta.update(match_id=match.match_id, variant=match.variant, run=str(match.run_dir))
+    return recording
+
+
+def _says(outcome: dict[str, Any]) -> str:
+    return f"seat {outcome['winner']} wins by {outcome['victory']} on turn {outcome['end_turn']}"
