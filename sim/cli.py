@@ -472,11 +472,8 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     import os
     import shlex
 
-    from sim.analysis.tune import scorer
-    from sim.report.tune import PAGE_FILE, TUNED_FILE, write_tune_outputs
     from sim.rules.tables import REPO_ROOT
-    from sim.runner.sweep import SweepError, SweepInterrupted, stop_on_signals
-    from sim.runner.tune import TuneError, load_tune, run_tune
+    from sim.runner.tune import TuneError, load_tune
 
     if backend not in ("local", "dask"):
         _fail(f"--backend {backend}: choose local or dask")
@@ -488,6 +485,12 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
         tune = load_tune(file)
     except TuneError as exc:
         _fail(str(exc))
+    # after the file is read: a bad file is told at once, before altair and the engine load
+    from sim.analysis.tune import scorer
+    from sim.report.tune import PAGE_FILE, TUNED_FILE, write_tune_outputs
+    from sim.runner.sweep import SweepError, SweepInterrupted, stop_on_signals
+    from sim.runner.tune import run_tune
+
     jobs = jobs or os.cpu_count() or 1
     folder = (out or REPO_ROOT / "runs" / tune.spec.name).absolute()
     command = f"sim tune {shlex.quote(str(file))} --out {shlex.quote(str(folder))}"

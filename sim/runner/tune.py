@@ -191,7 +191,8 @@ def load_tune(path: str | Path) -> Tune:
     try:
         spec = TuneSpec.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        # a misspelt key is also a missing one: name the misspelling, the cause, first
+        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
         # a list's element (bands.science.0) is reported on the key's own line
         reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
