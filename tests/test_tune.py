@@ -30,6 +30,7 @@ from sim.analysis.tune import (
 from sim.report.tune import write_tune_outputs
 from sim.rules.tables import REPO_ROOT
 from sim.runner import tune as tune_runner
+from sim.runner.experiments import ExperimentError
 from sim.runner.sweep import SweepInterrupted
 from sim.runner.tune import (
     TRIALS_DIR,
@@ -382,6 +383,33 @@ def test_a_real_sigterm_mid_tune_exits_143_and_the_rerun_finishes_the_same_trial
     assert history(out).get_column("trial").to_list() == [1, 2, 3]
     for name in ("tuned.toml", "tune.json", "tune.html", "tune.parquet"):
         assert (out / name).is_file()
+
+
+def test_a_proposal_the_tables_refuse_is_a_refused_trial_that_counts_in_the_budget(
+        tmp_path, monkeypatch):
+    """Each bound alone may pass while a combination fails (a cross-key check): such a
+    trial is recorded as refused with the tables' reason, scores nothing, and the
+    tune goes on to its budget."""
+    tune = load_tune(tiny_copy(tmp_path, trials=3))
+    real = tune_runner.load_experiment
+
+    def refuse_trial_2(path):
+        if path.parent.name == "0002":
+            raise ExperimentError(f"{path}:12: variants.0.set: units: too strong together")
+        return real(path)
+
+    monkeypatch.setattr(tune_runner, "load_experiment", refuse_trial_2)
+    said: list[str] = []
+    summary = run_tune(tune, tmp_path / "run", scorer(tune.bands), say=said.append)
+    result = write_tune_outputs(tune, summary, tmp_path / "run")
+    h = pl.read_parquet(tmp_path / "run" / "tune.parquet")
+    assert h.get_column("state").to_list() == ["complete", "refused", "complete"]
+    refused = h.row(1, named=True)
+    assert refused["distance"] is None and refused["refused"] == "units: too strong together"
+    assert refused["techs.prosperity.cost"] is not None      # its proposal is kept
+    assert "trial 2 of 3: refused by the tables (units: too strong together)" in said
+    assert result["trials_refused"] == 1 and result["best"]["trial"] in (1, 3)
+    assert not (tmp_path / "run" / TRIALS_DIR / "0002" / "sweep").exists()
 
 
 def test_cmaes_tunes_inside_the_ranges(tmp_path):
