@@ -9,6 +9,8 @@ and scipy, so every formula comes from a well-kept library and only the edges
   are the Wilson intervals at confidence ``1 - (1 - confidence) / K``.
 * `mean_interval`: a normal-approximation interval of a mean, treating every
   value as independent (statsmodels `DescrStatsW.zconfint_mean`).
+* `median_interval`: the order-statistic interval of a median
+  (scipy `quantile_test(...).confidence_interval()`).
 * `clustered_mean`: the mean of values that come in correlated groups (the seats
   of one match) with a cluster-robust interval (statsmodels OLS,
   `cov_type="cluster"`).
@@ -119,6 +121,28 @@ def mean_interval(values: Sequence[float] | np.ndarray,
         return mean, math.nan, math.nan, n
     lo, hi = DescrStatsW(x).zconfint_mean(alpha=alpha)
     return mean, float(lo), float(hi), n
+
+
+def median_interval(values: Sequence[float] | np.ndarray,
+                    confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """(median, lo, hi, n): the sample median (the mean of the two middle values
+    when n is even) with the distribution-free order-statistic interval of the
+    population median (scipy `quantile_test(p=0.5).confidence_interval()`: the
+    bounds are sample values whose ranks a Binomial(n, 1/2) places around the
+    middle, so the interval holds for any distribution and suits integer end
+    turns). NaN values are dropped. Everything is NaN with no value; a bound is
+    NaN when n is too small for the level (below 6 values at 95 %: no pair of
+    order statistics covers the median that often), as scipy gives it.
+    """
+    alpha = _alpha(confidence)
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    median = float(np.median(x))
+    ci = sps.quantile_test(x, q=median, p=0.5).confidence_interval(1.0 - alpha)
+    return median, float(ci.low), float(ci.high), n
 
 
 def _groups(clusters: Sequence | np.ndarray) -> np.ndarray:
@@ -320,5 +344,5 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float]:
 
 
 __all__ = ["benjamini_hochberg", "clustered_difference", "clustered_mean", "holm",
-           "mcnemar_exact", "mean_interval", "multinomial_intervals", "paired_share_interval",
-           "stuart_maxwell", "two_sided_z", "wilson"]
+           "mcnemar_exact", "mean_interval", "median_interval", "multinomial_intervals",
+           "paired_share_interval", "stuart_maxwell", "two_sided_z", "wilson"]
