@@ -234,3 +234,53 @@ def history_trend(history: pl.DataFrame, variant: str) -> alt.Chart:
     return _share_lines(history.filter(pl.col("variant") == variant).sort("finished"),
                         alt.X("finished:N", sort=None, title="run finished (UTC)"),
                         f"{variant}: victory mix night by night", 220)
+
+
+VERDICT_COLOURS = {"costs": "#d62728", "gains": "#1f77b4", "nothing": "#2ca02c",
+                   "undecided": "#9e9e9e"}
+
+
+def strategy_worth(table: pl.DataFrame) -> alt.Chart:
+    """What each strategy is worth: the restricted seat's win-rate change (the "win"
+    rows of sim.analysis.importance.strategy_importance), one bar per restricted
+    variant × seat, largest loss first, with its paired interval; coloured by
+    verdict (costs, gains, nothing, undecided)."""
+    rows = table.filter(pl.col("outcome") == "win").with_columns(
+        pl.format("{} (seat {}: no {})", "variant", "seat", "forbid").alias("strategy"),
+        (pl.col("difference") * 100).alias("points"), (pl.col("lo") * 100).alias("lo_pts"),
+        (pl.col("hi") * 100).alias("hi_pts"))
+    order = rows.sort("difference").get_column("strategy").to_list()
+    base = alt.Chart(_data(rows)).encode(y=alt.Y("strategy:N", sort=order, title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("points:Q", title="restricted seat's win rate − unrestricted (points)"),
+        color=alt.Color("verdict:N", scale=alt.Scale(domain=list(VERDICT_COLOURS),
+                                                     range=list(VERDICT_COLOURS.values()))),
+        tooltip=_tips(rows))
+    rules = base.mark_rule(color="black").encode(x="lo_pts:Q", x2="hi_pts:Q")
+    return (bars + rules).properties(width=WIDTH, height=alt.Step(20),
+                                     title="What each strategy is worth")
+
+
+def skill_sides(effects: pl.DataFrame) -> alt.Chart:
+    """Each change's effect on each victory share at skill 0 and skill 1 side by side
+    (sim.analysis.robustness.skill_effects), paired intervals; red where the effect
+    is significant at that skill."""
+    frame = effects.with_columns(pl.format("skill {}", "skill").alias("level"),
+                                 (pl.col("difference") * 100).alias("points"),
+                                 (pl.col("lo") * 100).alias("lo_pts"),
+                                 (pl.col("hi") * 100).alias("hi_pts"))
+    # a faceted layer needs its data at the top: every layer reads the same rows
+    base = alt.Chart().encode(
+        y=alt.Y("metric:N", title=None), yOffset="level:N",
+        color=alt.Color("changed:N", scale=alt.Scale(domain=[True, False],
+                                                     range=["#d62728", "#7f7f7f"]),
+                        title="significant"))
+    points = base.mark_point(filled=True, size=50).encode(
+        x=alt.X("points:Q", title="change − baseline at the same skill (points)"),
+        shape=alt.Shape("level:N", title="skill"), tooltip=_tips(frame))
+    zero = alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(0))
+    layered = alt.layer(zero, base.mark_rule().encode(x="lo_pts:Q", x2="hi_pts:Q"), points,
+                        data=_data(frame))
+    return layered.properties(width=WIDTH, height=alt.Step(14)).facet(
+        row=alt.Row("change:N", title=None)).properties(
+        title="Effects at skill 0 and skill 1")

@@ -42,8 +42,11 @@ def curves_of(provenance: dict[str, Any]) -> dict[str, list[tuple[float, str]]]:
     """Per key with at least three values: its (value, variant) points in value
     order, from the variants that override it alone and the baseline at its own
     value of the key (when the baseline overrides nothing). Only numeric values
-    make a curve."""
-    variants = provenance.get("variants", [])
+    make a curve. A variant with per-seat AI settings (`seat_ai`: a skill or a forbid)
+    plays another game and is no point of the curve; of two variants at one value, the
+    first is kept."""
+    variants = [v for v in provenance.get("variants", [])
+                if not any(e.get("skill") or e.get("forbid") for e in v.get("seat_ai") or [])]
     baseline = provenance.get("baseline")
     base = next((v for v in variants if v.get("id") == baseline), None)
     points: dict[str, list[tuple[float, str]]] = {}
@@ -52,7 +55,8 @@ def curves_of(provenance: dict[str, Any]) -> dict[str, list[tuple[float, str]]]:
         if len(over) != 1:
             continue
         (key, value), = over.items()
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int | float) and not isinstance(value, bool) and \
+                all(value != x for x, _ in points.get(key, [])):
             points.setdefault(key, []).append((value, v["id"]))
     out = {}
     for key, pts in points.items():

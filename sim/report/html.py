@@ -15,7 +15,9 @@ import polars as pl
 from sim.analysis import charts, metrics
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
+from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import Run, load_run
+from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 
 CSS = """
@@ -213,6 +215,15 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     if len(variants) > 1:
         section("Headline: what each variant changed", _headline(
             headline(tests, mix, prov, baseline), baseline))
+    worth = strategy_importance(run.matches, run.seats, baseline)
+    if worth.height:
+        section("What each strategy is worth",
+                _strategy_worth(worth, baseline_use(run.matches, run.events, run.seats,
+                                                    baseline), baseline, figure))
+    effects = skill_effects(run.matches, prov, baseline)
+    if effects.height and effects.get_column("skill").n_unique() > 1:
+        section("Does it survive a stronger player? Effects by AI skill",
+                _skill_robustness(effects, figure))
     summary = summary_table(run, freq, gold, errors)
     section("Summary per variant", _table(summary) +
             "<p class='muted'>Victory shares over finished matches with 95% Wilson "
@@ -347,6 +358,55 @@ def _headline(entries: list[dict[str, Any]], baseline: str) -> str:
             "numbers), with its 95% paired interval; victory shares and gold shares in "
             "percentage points. \"Changed\": significant after one Holm correction over "
             "every effect of every variant (the tables below).</p>")
+
+
+def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figure) -> str:
+    """The ranked chart of the restricted seats' win-rate changes, the table by victory
+    type, and how often each forbidden item was used when free."""
+    nothing = worth.filter((pl.col("outcome") == "win") & (pl.col("verdict") == "nothing"))
+    flagged = "".join(
+        f"<li><b>{html.escape(r['forbid'])}</b> ({html.escape(r['variant'])}, seat "
+        f"{r['seat']}): win rate {r['difference'] * 100:+.1f} points "
+        f"[{r['lo'] * 100:+.1f}, {r['hi'] * 100:+.1f}]; the game does not reward it.</li>"
+        for r in nothing.iter_rows(named=True))
+    flagged = (f"<p>Strategies whose removal costs nothing (within ±{MARGIN:.0%}):</p>"
+               f"<ul class='headline'>{flagged}</ul>") if flagged else ""
+    table = worth.select("variant", "seat", "forbid", "outcome", "baseline_value",
+                         "variant_value", "difference", "lo", "hi", "p_value", "p_holm",
+                         "n_pairs", "verdict").with_columns(
+        (pl.col("verdict") == "costs").alias("costs"))
+    pct = {c: "pct" for c in ("baseline_value", "variant_value", "difference", "lo", "hi")}
+    return (figure(charts.strategy_worth(worth), "The restricted seat's win rate minus the "
+                   "same seat index's in the baseline, on the same matches; 95% paired "
+                   "intervals.") + flagged +
+            _table(table, {**pct, "p_value": "p", "p_holm": "p"}, highlight="costs") +
+            "<h3>How often the restricted seat used it when free</h3>" +
+            _table(use, {"share": "pct"}) +
+            f"<p class='muted'>Restricted play (Jaffe et al., AIIDE 2012): a variant's "
+            "<code>seat_ai</code> forbids one seat index a unit, building, mechanic or "
+            "tech; the AI plans around it. Each row pairs that seat index's matches with "
+            f"<code>{html.escape(baseline)}</code>'s on the same seeds (personalities "
+            "rotate alike): exact McNemar, Newcombe's paired interval, Holm across the "
+            "table. costs: a significant loss; gains: a significant gain; nothing: the "
+            f"whole interval within ±{MARGIN:.0%}; undecided: run more matches.</p>")
+
+
+def _skill_robustness(effects: pl.DataFrame, figure) -> str:
+    """Each change's effects at every skill side by side, flagged where the conclusion
+    depends on the AI's skill."""
+    wide = skill_robustness(effects)
+    fragile = wide.filter(pl.col("flag") != "robust").height
+    cols = [c for c in wide.columns if c.split("_")[0] in ("difference", "lo", "hi")]
+    return (f"<p>{fragile} of {wide.height} conclusions change with the AI's skill.</p>" +
+            _table(wide.with_columns((pl.col("flag") != "robust").alias("fragile")),
+                   {c: "pct" for c in cols}, highlight="fragile") +
+            figure(charts.skill_sides(effects), "Each change minus the baseline's tables "
+                   "at the same skill, on the same matches; 95% paired intervals.") +
+            "<p class='muted'>The variants differ only in every seat's skill "
+            "(<code>seat_ai</code>); each skill is its own Holm family. sign flips: "
+            "significant in opposite directions at two skills; significance changes: "
+            "significant at one skill only. A fragile conclusion may be the AI's habit, "
+            "not the game's balance.</p>")
 
 
 def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
