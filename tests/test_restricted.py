@@ -167,6 +167,25 @@ def test_importance_is_undecided_on_too_few_matches_and_ignores_unpaired_ones():
 
 
 @pytest.mark.nojit
+def test_a_restriction_on_other_tables_is_paired_with_its_free_twin():
+    base = [(0, "conquest"), (1, "science")] * 300
+    twin = [(1, "conquest"), (1, "science")] * 300  # other tables: seat 0 never wins
+    matches, seats = _frames({"baseline": base, "priced": twin, "priced-held": list(twin)},
+                             {"priced-held": "monument"})
+    prov = {"variants": [{"id": "baseline", "overrides": {}},
+                         {"id": "priced", "overrides": {"b.monument.cost": 9}},
+                         {"id": "priced-held", "overrides": {"b.monument.cost": 9},
+                          "seat_ai": [{"skill": 0, "forbid": ["monument"]}]}]}
+    row = strategy_importance(matches, seats, "baseline", provenance=prov).filter(
+        pl.col("outcome") == "win").to_dicts()[0]
+    assert row["twin"] == "priced" and row["difference"] == 0 and row["verdict"] == "nothing"
+    # without provenance the baseline is the only twin there is: a spurious cost
+    naive = strategy_importance(matches, seats, "baseline").filter(
+        pl.col("outcome") == "win").to_dicts()[0]
+    assert naive["twin"] == "baseline" and naive["verdict"] == "costs"
+
+
+@pytest.mark.nojit
 def test_no_restricted_seat_gives_no_rows():
     matches, seats = _frames({"baseline": [(0, "conquest")], "v": [(1, "science")]}, {})
     assert strategy_importance(matches, seats, "baseline").height == 0

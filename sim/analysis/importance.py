@@ -18,13 +18,20 @@ variants has the same map, personalities and streams, so the rows pair by
   strategy), `gains` (the seat wins significantly more without it) or
   `undecided` (too few matches to tell).
 * `baseline_use`: how often the restricted seat used the forbidden items in the
-  baseline's matches (a strategy never used cannot be worth anything: the
+  free twin's matches (a strategy never used cannot be worth anything: the
   restriction changes nothing).
+
+The free twin of a restricted variant is the variant playing the same tables with no
+seat settings: the baseline when the restricted variant overrides nothing else
+(with the run's provenance, any variant whose overrides are the same, so a
+restriction can be measured on other tables too; the baseline first).
 
 Sorting: see _frames; rows rank by the win difference (largest loss first).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import polars as pl
 
@@ -34,7 +41,8 @@ from sim.analysis.stats import holm, mcnemar_exact, paired_share_interval
 MARGIN = 0.03  # a restriction within ±3 points of win rate costs nothing a designer acts on
 VERDICTS = ("costs", "gains", "nothing", "undecided")
 
-_SCHEMA = {"variant": pl.Utf8, "seat": pl.Int64, "forbid": pl.Utf8, "outcome": pl.Utf8,
+_SCHEMA = {"variant": pl.Utf8, "seat": pl.Int64, "forbid": pl.Utf8, "twin": pl.Utf8,
+           "outcome": pl.Utf8,
            "baseline_value": pl.Float64, "variant_value": pl.Float64,
            "difference": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
            "p_value": pl.Float64, "p_holm": pl.Float64, "n_pairs": pl.Int64,
@@ -49,6 +57,28 @@ def restricted_seats(seats: pl.DataFrame, baseline: str) -> pl.DataFrame:
         return pl.DataFrame(schema={"variant": pl.Utf8, "seat": pl.Int64, "forbid": pl.Utf8})
     return (seats.filter(pl.col("forbid").fill_null("") != "", pl.col("variant") != baseline)
             .select("variant", "seat", "forbid").unique().sort("variant", "seat"))
+
+
+def free_twins(variants: list[str], baseline: str,
+               provenance: dict[str, Any] | None = None) -> dict[str, str]:
+    """Restricted or other variant id -> the variant it is measured against: the one
+    with the same overrides and no seat settings (the baseline first); the baseline
+    for every variant without provenance or without such a twin."""
+    entries = {v["id"]: v for v in (provenance or {}).get("variants", []) if "id" in v}
+    if not entries:
+        return dict.fromkeys(variants, baseline)
+
+    def overrides(vid: str) -> tuple:
+        return tuple(sorted((k, repr(x)) for k, x in
+                            (entries.get(vid, {}).get("overrides") or {}).items()))
+
+    free = [vid for vid, v in entries.items()
+            if not any(e.get("skill") or e.get("forbid") for e in v.get("seat_ai") or [])]
+    free.sort(key=lambda vid: vid != baseline)  # the baseline first, then file order
+    out = {}
+    for vid in variants:
+        out[vid] = next((f for f in free if overrides(f) == overrides(vid)), baseline)
+    return out
 
 
 def _seat_outcomes(matches: pl.DataFrame, seats: pl.DataFrame, variant: str,
@@ -73,13 +103,16 @@ def _verdict(difference: float, lo: float, hi: float, p_holm: float, margin: flo
 
 
 def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame, baseline: str,
-                        confidence: float = 0.95, margin: float = MARGIN) -> pl.DataFrame:
+                        confidence: float = 0.95, margin: float = MARGIN,
+                        provenance: dict[str, Any] | None = None) -> pl.DataFrame:
     """The restricted seat's win rate change, overall and per victory type (V01).
 
     matches, seats: the run's tables (sim.analysis.load), every variant; a pair is a
-    match index finished in both the restricted variant and `baseline`. Columns:
-    variant, seat, forbid, outcome ("win" or "win=<victory>"), baseline_value (the
-    seat's share of the pairs won, by that type, in the baseline), variant_value
+    match index finished in both the restricted variant and its free twin (see the
+    module; `provenance` finds twins other than `baseline`). Columns:
+    variant, seat, forbid, twin (the variant it is paired with), outcome ("win" or
+    "win=<victory>"), baseline_value (the seat's share of the pairs won, by that
+    type, in the twin), variant_value
     (the same, restricted), difference (variant − baseline), lo, hi (paired
     interval at `confidence`), p_value (exact McNemar), p_holm (Holm across every
     row of this table), n_pairs, discordant_gain (the seat won only when
@@ -90,8 +123,11 @@ def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame, baseline: st
     """
     alpha = 1.0 - confidence
     rows: list[dict] = []
-    for variant, seat, forbid in restricted_seats(seats, baseline).iter_rows():
-        free = _seat_outcomes(matches, seats, baseline, seat)
+    held_seats = restricted_seats(seats, baseline)
+    twins = free_twins(held_seats.get_column("variant").unique().to_list(), baseline,
+                       provenance)
+    for variant, seat, forbid in held_seats.iter_rows():
+        free = _seat_outcomes(matches, seats, twins[variant], seat)
         held = _seat_outcomes(matches, seats, variant, seat)
         pairs = held.join(free, on="match_index", suffix="_base")
         n = pairs.height
@@ -108,6 +144,7 @@ def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame, baseline: st
             diff, lo, hi = paired_share_interval(both, gain, loss, n - both - gain - loss,
                                                  confidence)
             rows.append({"variant": variant, "seat": seat, "forbid": forbid,
+                         "twin": twins[variant],
                          "outcome": outcome if outcome == "win" else f"win={outcome}",
                          "baseline_value": float(b.mean()), "variant_value": float(v.mean()),
                          "difference": diff, "lo": lo, "hi": hi,
@@ -147,27 +184,33 @@ def _use_filter(name: str, seat: int) -> pl.Expr | None:
 
 
 def baseline_use(matches: pl.DataFrame, events: pl.DataFrame, seats: pl.DataFrame,
-                 baseline: str) -> pl.DataFrame:
-    """How often each restricted seat index used what its variant forbids, in the
-    baseline's finished matches, where it was free to.
+                 baseline: str, provenance: dict[str, Any] | None = None) -> pl.DataFrame:
+    """How often each restricted seat index used what its variant forbids, in its
+    free twin's finished matches (free_twins), where it was free to.
 
-    Columns: variant, seat, item (one forbid name), used (baseline matches in which
+    Columns: variant, seat, item (one forbid name), twin, used (twin's matches in which
     that seat index used it at least once: built the unit or building, researched
     the tech, attacked a city, bought a tile, bought or granted a truce, rushed),
-    matches (the baseline's finished matches), share (null for `pact`, whose events
+    matches (the twin's finished matches), share (null for `pact`, whose events
     name the target only, and with no finished match)."""
-    done = finished(matches).filter(pl.col("variant") == baseline).select("match_index")
-    base_events = events.filter(pl.col("variant") == baseline).join(
-        done, on="match_index", how="semi")
+    held_seats = restricted_seats(seats, baseline)
+    twins = free_twins(held_seats.get_column("variant").unique().to_list(), baseline,
+                       provenance)
     rows = []
-    for variant, seat, forbid in restricted_seats(seats, baseline).iter_rows():
+    for variant, seat, forbid in held_seats.iter_rows():
+        twin = twins[variant]
+        done = finished(matches).filter(pl.col("variant") == twin).select("match_index")
+        base_events = events.filter(pl.col("variant") == twin).join(
+            done, on="match_index", how="semi")
         for item in forbid.split(","):
             expr = _use_filter(item, seat)
             used = (None if expr is None else
                     base_events.filter(expr).get_column("match_index").n_unique())
             share = None if used is None or done.height == 0 else used / done.height
-            rows.append({"variant": variant, "seat": seat, "item": item, "used": used,
+            rows.append({"variant": variant, "seat": seat, "item": item, "twin": twin,
+                         "used": used,
                          "matches": done.height, "share": share})
-    schema = {"variant": pl.Utf8, "seat": pl.Int64, "item": pl.Utf8, "used": pl.Int64,
+    schema = {"variant": pl.Utf8, "seat": pl.Int64, "item": pl.Utf8, "twin": pl.Utf8,
+              "used": pl.Int64,
               "matches": pl.Int64, "share": pl.Float64}
     return pl.DataFrame(rows, schema=schema, orient="row")

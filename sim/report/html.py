@@ -215,11 +215,11 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     if len(variants) > 1:
         section("Headline: what each variant changed", _headline(
             headline(tests, mix, prov, baseline), baseline))
-    worth = strategy_importance(run.matches, run.seats, baseline)
+    worth = strategy_importance(run.matches, run.seats, baseline, provenance=prov)
     if worth.height:
         section("What each strategy is worth",
                 _strategy_worth(worth, baseline_use(run.matches, run.events, run.seats,
-                                                    baseline), baseline, figure))
+                                                    baseline, prov), baseline, figure))
     effects = skill_effects(run.matches, prov, baseline)
     if effects.height and effects.get_column("skill").n_unique() > 1:
         section("Does it survive a stronger player? Effects by AI skill",
@@ -371,7 +371,7 @@ def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figur
         for r in nothing.iter_rows(named=True))
     flagged = (f"<p>Strategies whose removal costs nothing (within ±{MARGIN:.0%}):</p>"
                f"<ul class='headline'>{flagged}</ul>") if flagged else ""
-    table = worth.select("variant", "seat", "forbid", "outcome", "baseline_value",
+    table = worth.select("variant", "seat", "forbid", "twin", "outcome", "baseline_value",
                          "variant_value", "difference", "lo", "hi", "p_value", "p_holm",
                          "n_pairs", "verdict").with_columns(
         (pl.col("verdict") == "costs").alias("costs"))
@@ -385,9 +385,11 @@ def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figur
             f"<p class='muted'>Restricted play (Jaffe et al., AIIDE 2012): a variant's "
             "<code>seat_ai</code> forbids one seat index a unit, building, mechanic or "
             "tech; the AI plans around it. Each row pairs that seat index's matches with "
-            f"<code>{html.escape(baseline)}</code>'s on the same seeds (personalities "
-            "rotate alike): exact McNemar, Newcombe's paired interval, Holm across the "
-            "table. costs: a significant loss; gains: a significant gain; nothing: the "
+            "its free twin's (<code>twin</code>: the variant on the same tables with no "
+            f"seat settings, usually <code>{html.escape(baseline)}</code>) on the same "
+            "seeds (personalities rotate alike): exact McNemar, Newcombe's paired "
+            "interval, Holm across the table. costs: a significant loss; gains: a "
+            "significant gain; nothing: the "
             f"whole interval within ±{MARGIN:.0%}; undecided: run more matches.</p>")
 
 
@@ -430,7 +432,9 @@ def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
     return (_table(wide) + f"<p class='muted'>{html.escape(rule)}</p>"
             f"<h3>Flagged matches{more}</h3>" + listing +
             "<p class='muted'>Each row's replay command plays that match again, exactly "
-            "(<code>sim replay-command RUN MATCH_ID</code> prints it too).</p>")
+            "(<code>sim replay-command RUN MATCH_ID</code> prints it too); "
+            "<code>sim replay RUN MATCH_ID</code> writes a page that shows it turn by "
+            "turn on its map.</p>")
 
 
 def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
