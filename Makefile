@@ -28,11 +28,13 @@ lint: $(STAMP)
 
 # last night's run stays as runs/nightly-previous; the report's regression gate compares
 # tonight with it and `make nightly` exits 3 when a victory share moved (sim report --against);
-# reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart
+# reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart;
+# NIGHTLY=FILE runs another experiment the same way (a planted regression, a trial)
+NIGHTLY ?= experiments/nightly.toml
 nightly: $(STAMP)
 	@if [ -f runs/nightly/provenance.json ]; then rm -rf runs/nightly-previous && \
 		mv runs/nightly runs/nightly-previous; fi
-	$(BIN)/sim sweep experiments/nightly.toml --out runs/nightly --replace-stale --quiet
+	$(BIN)/sim sweep $(NIGHTLY) --out runs/nightly --replace-stale --quiet
 	$(BIN)/sim report runs/nightly --out reports/nightly.html \
 		--history reports/nightly-history.parquet \
 		$$(test -d runs/nightly-previous && echo --against runs/nightly-previous)

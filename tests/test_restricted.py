@@ -183,6 +183,9 @@ def test_a_restriction_on_other_tables_is_paired_with_its_free_twin():
     naive = strategy_importance(matches, seats, "baseline").filter(
         pl.col("outcome") == "win").to_dicts()[0]
     assert naive["twin"] == "baseline" and naive["verdict"] == "costs"
+    # with provenance, a restriction on tables no free variant plays has no twin
+    prov["variants"] = [v for v in prov["variants"] if v["id"] != "priced"]
+    assert strategy_importance(matches, seats, "baseline", provenance=prov).height == 0
 
 
 @pytest.mark.nojit

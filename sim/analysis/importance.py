@@ -62,8 +62,10 @@ def restricted_seats(seats: pl.DataFrame, baseline: str) -> pl.DataFrame:
 def free_twins(variants: list[str], baseline: str,
                provenance: dict[str, Any] | None = None) -> dict[str, str]:
     """Restricted or other variant id -> the variant it is measured against: the one
-    with the same overrides and no seat settings (the baseline first); the baseline
-    for every variant without provenance or without such a twin."""
+    with the same overrides and no seat settings (the baseline first). Without
+    provenance every variant's twin is the baseline; with it, a variant that has no
+    such twin is left out (pairing it with the baseline would mix its table change
+    into the restriction's worth)."""
     entries = {v["id"]: v for v in (provenance or {}).get("variants", []) if "id" in v}
     if not entries:
         return dict.fromkeys(variants, baseline)
@@ -77,7 +79,9 @@ def free_twins(variants: list[str], baseline: str,
     free.sort(key=lambda vid: vid != baseline)  # the baseline first, then file order
     out = {}
     for vid in variants:
-        out[vid] = next((f for f in free if overrides(f) == overrides(vid)), baseline)
+        twin = next((f for f in free if overrides(f) == overrides(vid)), None)
+        if twin is not None:
+            out[vid] = twin
     return out
 
 
@@ -127,6 +131,8 @@ def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame, baseline: st
     twins = free_twins(held_seats.get_column("variant").unique().to_list(), baseline,
                        provenance)
     for variant, seat, forbid in held_seats.iter_rows():
+        if variant not in twins:
+            continue
         free = _seat_outcomes(matches, seats, twins[variant], seat)
         held = _seat_outcomes(matches, seats, variant, seat)
         pairs = held.join(free, on="match_index", suffix="_base")
@@ -198,6 +204,8 @@ def baseline_use(matches: pl.DataFrame, events: pl.DataFrame, seats: pl.DataFram
                        provenance)
     rows = []
     for variant, seat, forbid in held_seats.iter_rows():
+        if variant not in twins:
+            continue
         twin = twins[variant]
         done = finished(matches).filter(pl.col("variant") == twin).select("match_index")
         base_events = events.filter(pl.col("variant") == twin).join(
