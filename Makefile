@@ -27,7 +27,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check sim tests tools
 
 # last night's run stays as runs/nightly-previous; the report's regression gate compares
-# tonight with it and `make nightly` exits 3 when a victory share moved (sim report --against);
+# tonight with it and `make nightly` fails when a victory share moved (sim report --against
+# exits 3);
 # reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart;
 # NIGHTLY=FILE runs another experiment the same way (a planted regression, a trial)
 NIGHTLY ?= experiments/nightly.toml
