@@ -45,7 +45,7 @@ def test_the_fast_path_and_the_stepped_match_agree_with_a_skill1_seat(tables):
 
 def test_horizon_zero_plays_exactly_as_skill0(tables):
     """With no horizon the lookahead never runs: no draw, no plan, the skill-0 match."""
-    flat = tables.with_overrides({"ai.lookahead.horizon": 0})
+    flat = tables.with_overrides({"ai.lookahead.horizon_pct": 0})
     greedy, _b, _l = play_match(flat, 7, 0, length=LENGTH)
     skill1, _b, _l = play_match(flat, 7, 0, length=LENGTH, seat_ai=SKILL1)
     assert _diff_fields(greedy, skill1) == {"seat_skill"}
@@ -76,6 +76,7 @@ def _mid_match(tables, seed: int, turns: int):
     raise AssertionError("the match ended early")
 
 
+@pytest.mark.nojit
 @pytest.mark.parametrize("seed", [3, 11])
 def test_the_lookahead_leaves_the_real_state_but_its_plan_and_one_draw(tables, seed):
     """choose_plan on a mid-match state: every field byte for byte as before, except
@@ -118,6 +119,7 @@ def test_choose_plan_is_a_pure_function_of_the_state(tables):
     assert picks[0] == picks[1]
 
 
+@pytest.mark.nojit
 def test_without_a_skill1_seat_the_scratch_is_empty(tables):
     st, _board = _mid_match(tables, 2, 1)
     scratch, state_bytes, scratch_bytes = lookahead_scratch(st)
@@ -128,6 +130,21 @@ def test_without_a_skill1_seat_the_scratch_is_empty(tables):
     assert scratch.shape == (1,) and state_bytes.shape == scratch_bytes.shape == \
         (st.dtype.itemsize,)
     assert np.shares_memory(state_bytes, st.seat_skill)
+
+
+def test_keep_margin_keeps_the_current_plan(tables):
+    """A keep_margin no score margin reaches keeps the seat on its own personality
+    unless a candidate wins outright (or the current plan loses)."""
+    sticky = tables.with_overrides({"ai.lookahead.keep_margin": 100_000})
+    plans = set()
+    for step in iter_turns(sticky, 8, 0, length=LENGTH, seat_ai=SKILL1):
+        plans.add(int(step.state.seat_plan[0]))
+    own = int(step.state.seat_personality[0])
+    loose = set()
+    for step in iter_turns(tables, 8, 0, length=LENGTH, seat_ai=SKILL1):
+        loose.add(int(step.state.seat_plan[0]))
+    assert len(plans - {-1}) <= len(loose - {-1})
+    assert own in plans
 
 
 @pytest.mark.skipif(JIT_DISABLED, reason="a sweep of whole matches; the compiled run covers it")

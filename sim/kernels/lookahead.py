@@ -1,8 +1,9 @@
 """Skill 1 (issue 16, D8): a seat that looks ahead before it commits to a plan.
 
-Every `[ai.lookahead] every` turns (from `start_pct` % of the match), at the
-opening of its turn (its flow has run), a skill-1 seat plays out each candidate
-plan on a copy of the state for `horizon` whole turns and adopts the best. A
+Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` %), at
+the opening of its turn (its flow has run), a skill-1 seat plays out each
+candidate plan on a copy of the state for `horizon_pct` % of the match's turns
+(whole turns, D6: timings are fractions of the match) and adopts the best. A
 candidate is a personality of the tables (`tb.ai`, index order): the whole AI
 parameter set the seat would play by (State.seat_plan). In the copy every seat
 plays its current plan as the greedy AI (skill is ignored there: no lookahead
@@ -19,7 +20,9 @@ other seats' streams, and every skill-0 match, are exactly as without lookahead.
 The best candidate: a win in the copy beats everything, then no result, then a
 loss (another seat won, or the seat was eliminated); among equals the larger
 score margin (the seat's score minus the best rival's, T13). The current plan
-is played first and kept on a tie; among other equals the lowest index wins.
+is played first and its margin counts `keep_margin` points more (a new plan must
+beat it by more than that); it is kept on a tie, and among other equals the
+lowest index wins.
 
 The copy is one memory copy of the state's bytes into a scratch state of the
 same dtype that the caller allocated (`Scratch`: the scratch's (1,) holder and
@@ -50,14 +53,22 @@ if TYPE_CHECKING:
 
 
 @njit
+def match_turns(st: State, pct: np.int64) -> np.int64:
+    """`pct` % of the match's turns, in whole turns (rounded down)."""
+    return st.last_turn[0] * pct // PERCENT
+
+
+@njit
 def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
-    """Whether the seat about to act looks ahead this turn: skill 1, a horizon, at or
-    after start_pct % of the match's turns, on every `every`th turn from there."""
-    if st.seat_skill[seat] < SKILL_LOOKAHEAD or tb.lookahead_horizon <= 0:
+    """Whether the seat about to act looks ahead this turn: skill 1, a horizon of at
+    least one turn, at or after start_pct % of the match's turns (turn 1 at the
+    earliest), then every every_pct % of them (at least every turn)."""
+    if st.seat_skill[seat] < SKILL_LOOKAHEAD or match_turns(st, tb.lookahead_horizon_pct) <= 0:
         return False
-    start = max(st.last_turn[0] * tb.lookahead_start_pct // PERCENT, np.int64(1))
+    start = max(match_turns(st, tb.lookahead_start_pct), np.int64(1))
+    every = max(match_turns(st, tb.lookahead_every_pct), np.int64(1))
     t = st.turn[0]
-    return t >= start and (t - start) % tb.lookahead_every == 0
+    return t >= start and (t - start) % every == 0
 
 
 @njit
@@ -96,8 +107,8 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
              plan: np.int64, seed: np.uint64, scratch: np.ndarray, state_bytes: np.ndarray,
              scratch_bytes: np.ndarray):
     """plan_outcome of playing `plan` for the seat on a fresh copy of `st` for
-    `lookahead_horizon` turns (the current one included), the copy's streams
-    re-seeded from `seed`."""
+    horizon_pct % of the match's turns (the current one included), the copy's
+    streams re-seeded from `seed`."""
     scratch_bytes[:] = state_bytes
     cp = scratch[0]
     cp.seat_plan[seat] = plan
@@ -106,7 +117,7 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     cp.rng_events[0] = next_u64(stream)
     for s in range(cp.rng_ai.shape[0]):
         cp.rng_ai[s] = next_u64(stream)
-    end = st.turn[0] + tb.lookahead_horizon
+    end = st.turn[0] + match_turns(st, tb.lookahead_horizon_pct)
     while not cp.finished[0] and cp.turn[0] < end:
         play_greedy_turn(cp, tb, board, path)
     return plan_outcome(cp, tb, board, seat)
@@ -116,15 +127,16 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
 def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                 scratch: np.ndarray, state_bytes: np.ndarray,
                 scratch_bytes: np.ndarray) -> np.int64:
-    """The plan the seat adopts (module docstring): the current one played first and
-    kept on a tie, then every personality in index order. Draws once from the seat's
-    AI stream; changes nothing else of `st`. path: the match's path table (terrain
-    only, so the copy shares it)."""
+    """The plan the seat adopts (module docstring): the current one played first, its
+    margin counting keep_margin more, then every personality in index order. Draws
+    once from the seat's AI stream; changes nothing else of `st`. path: the match's
+    path table (terrain only, so the copy shares it)."""
     seed = next_u64(st.rng_ai[seat:seat + 1])
     current = plan_of(st, seat)
     best = current
     best_result, best_margin = play_out(st, tb, board, path, seat, best, seed, scratch,
                                         state_bytes, scratch_bytes)
+    best_margin += tb.lookahead_keep_margin
     for plan in range(tb.ai.shape[0]):
         if plan == current:
             continue

@@ -73,9 +73,10 @@ RENAMES = {
     "dominance.share_pct": "dominance_share_pct",
     "dominance.counter_to_win": "dominance_to_win",
     "combat.city_attack_retaliation": "city_retaliation",
-    "ai.lookahead.every": "lookahead_every",
-    "ai.lookahead.horizon": "lookahead_horizon",
+    "ai.lookahead.every_pct": "lookahead_every_pct",
+    "ai.lookahead.horizon_pct": "lookahead_horizon_pct",
     "ai.lookahead.start_pct": "lookahead_start_pct",
+    "ai.lookahead.keep_margin": "lookahead_keep_margin",
 }
 # keys only Python reads, never kernels
 NOT_IN_RECORD = {

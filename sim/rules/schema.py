@@ -397,11 +397,13 @@ class AIScoreT(_Model):
 
 class AILookaheadT(_Model):
     """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D8, issue 16). Shared by
-    every personality (a seat's skill is not a personality's), so not in AI_PARTS."""
+    every personality (a seat's skill is not a personality's), so not in AI_PARTS.
+    Its timings are % of the match's turns (D6)."""
 
-    every: Annotated[int, Field(ge=1, le=1000)]
-    horizon: Annotated[int, Field(ge=0, le=1000)]
+    every_pct: Annotated[int, Field(ge=1, le=100)]
+    horizon_pct: Pct
     start_pct: Pct
+    keep_margin: AIValue
 
 
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
