@@ -122,14 +122,18 @@ def test_choose_plan_is_a_pure_function_of_the_state(tables):
 @pytest.mark.nojit
 def test_without_a_skill1_seat_the_scratch_is_empty(tables):
     st, _board = _mid_match(tables, 2, 1)
-    scratch, state_bytes, scratch_bytes = lookahead_scratch(st)
+    scratch, state_bytes, scratch_bytes, _uncopied = lookahead_scratch(st)
     assert scratch.shape == (0,) and state_bytes.shape == (0,) and scratch_bytes.shape == (0,)
     assert scratch.dtype == st.dtype
     st.seat_skill[2] = SKILL_LOOKAHEAD
-    scratch, state_bytes, scratch_bytes = lookahead_scratch(st)
+    scratch, state_bytes, scratch_bytes, (lo, hi) = lookahead_scratch(st)
     assert scratch.shape == (1,) and state_bytes.shape == scratch_bytes.shape == \
         (st.dtype.itemsize,)
     assert np.shares_memory(state_bytes, st.seat_skill)
+    # the span left out of the copy is exactly the event log
+    st.event_log[0, 0] = 12345
+    assert state_bytes[lo:lo + 8].view(np.int64)[0] == 12345
+    assert hi - lo == st.event_log.nbytes
 
 
 def test_keep_margin_keeps_the_current_plan(tables):

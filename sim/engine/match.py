@@ -312,18 +312,21 @@ def _tables_holder(record: np.record) -> np.ndarray:
 _HELD_TABLES: dict[int, tuple[np.record, np.ndarray]] = {}
 
 
-def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The lookahead's scratch for the kernels' match loop (sim.kernels.lookahead):
     (a (1,) holder of the state's dtype, the state's holder as uint8, the scratch
-    as uint8). With no skill-1 seat nothing reads them, and they are (0,)-long
-    arrays of the same types: no allocation, and the compiled loop is the same one."""
+    as uint8, the [start, stop) byte span of the event log, which the copy skips).
+    With no skill-1 seat nothing reads them, and they are (0,)-long arrays of the
+    same types: no allocation, and the compiled loop is the same one."""
     holder = _holder(state)
     n = int(state["n_seats"][0])
     if not (state["seat_skill"][:n] >= R.SKILL_LOOKAHEAD).any():
         none = holder[:0]
-        return none, none.view(np.uint8), none.view(np.uint8)
+        return none, none.view(np.uint8), none.view(np.uint8), np.zeros(2, dtype=np.int64)
     scratch = np.empty_like(holder)
-    return scratch, holder.view(np.uint8), scratch.view(np.uint8)
+    log_type, offset = holder.dtype.fields["event_log"][:2]
+    uncopied = np.array([offset, offset + log_type.itemsize], dtype=np.int64)
+    return scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied
 
 
 def new_path_table(n_tiles: int) -> np.ndarray:

@@ -24,9 +24,12 @@ is played first and its margin counts `keep_margin` points more (a new plan must
 beat it by more than that); it is kept on a tie, and among other equals the
 lowest index wins.
 
-The copy is one memory copy of the state's bytes into a scratch state of the
-same dtype that the caller allocated (`Scratch`: the scratch's (1,) holder and
-uint8 views of both holders), so no record is built inside compiled code.
+The copy is a memory copy of the state's bytes into a scratch state of the same
+dtype that the caller allocated (the scratch's (1,) holder and uint8 views of
+both holders), so no record is built inside compiled code. The bytes
+uncopied[0]:uncopied[1] (the event log, 70 % of the state) are left out: kernels
+append rows to it and never read one back, so the copy plays the same without
+them.
 """
 
 from __future__ import annotations
@@ -47,9 +50,10 @@ if TYPE_CHECKING:
     from sim.world.board import Board
     from sim.world.state import State
 
-# Scratch = (scratch holder (1,) state records, the real state's holder as uint8 (N,),
-# the scratch holder as uint8 (N,)); (0,)-long arrays when no seat has skill 1
-# (sim.engine.match.lookahead_scratch), and then nothing here reads them.
+# the scratch: (scratch holder (1,) state records, the real state's holder as uint8 (N,),
+# the scratch holder as uint8 (N,), uncopied (2,) int64 byte span); (0,)-long arrays
+# when no seat has skill 1 (sim.engine.match.lookahead_scratch), and then nothing here
+# reads them.
 
 
 @njit
@@ -105,11 +109,13 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
 @njit
 def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
              plan: np.int64, seed: np.uint64, scratch: np.ndarray, state_bytes: np.ndarray,
-             scratch_bytes: np.ndarray):
+             scratch_bytes: np.ndarray, uncopied: np.ndarray):
     """plan_outcome of playing `plan` for the seat on a fresh copy of `st` for
     horizon_pct % of the match's turns (the current one included), the copy's
     streams re-seeded from `seed`."""
-    scratch_bytes[:] = state_bytes
+    lo, hi = uncopied[0], uncopied[1]
+    scratch_bytes[:lo] = state_bytes[:lo]
+    scratch_bytes[hi:] = state_bytes[hi:]
     cp = scratch[0]
     cp.seat_plan[seat] = plan
     stream = np.empty(1, dtype=np.uint64)
@@ -126,7 +132,7 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
 @njit
 def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                 scratch: np.ndarray, state_bytes: np.ndarray,
-                scratch_bytes: np.ndarray) -> np.int64:
+                scratch_bytes: np.ndarray, uncopied: np.ndarray) -> np.int64:
     """The plan the seat adopts (module docstring): the current one played first, its
     margin counting keep_margin more, then every personality in index order. Draws
     once from the seat's AI stream; changes nothing else of `st`. path: the match's
@@ -135,13 +141,13 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
     current = plan_of(st, seat)
     best = current
     best_result, best_margin = play_out(st, tb, board, path, seat, best, seed, scratch,
-                                        state_bytes, scratch_bytes)
+                                        state_bytes, scratch_bytes, uncopied)
     best_margin += tb.lookahead_keep_margin
     for plan in range(tb.ai.shape[0]):
         if plan == current:
             continue
         result, margin = play_out(st, tb, board, path, seat, np.int64(plan), seed, scratch,
-                                  state_bytes, scratch_bytes)
+                                  state_bytes, scratch_bytes, uncopied)
         if result > best_result or (result == best_result and margin > best_margin):
             best, best_result, best_margin = np.int64(plan), result, margin
     return best
@@ -149,9 +155,10 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
 
 @njit
 def look_ahead(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-               scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray) -> None:
+               scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
+               uncopied: np.ndarray) -> None:
     """Before the seat acts: when its lookahead is due, set State.seat_plan[seat] to
     the plan choose_plan picks."""
     if lookahead_due(st, tb, seat):
         st.seat_plan[seat] = choose_plan(st, tb, board, path, seat, scratch, state_bytes,
-                                         scratch_bytes)
+                                         scratch_bytes, uncopied)
