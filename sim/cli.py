@@ -916,12 +916,21 @@ def _print_bench(result: dict, as_json: bool) -> None:
 
 @bench_app.command("match")
 def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
-                matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300)\
-        -> None:
-    """Matches per second on one core, and the engine's cold and warm start times."""
+                matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300,
+                skill: Annotated[int, typer.Option(
+                    help="Also time the same matches with seat 0 at this AI skill "
+                         "(1: lookahead) and print the cost ratio.")] = 0,
+                cold_start: Annotated[bool, typer.Option(
+                    help="Also time the first match in fresh processes (cold, warm "
+                         "numba cache).")] = True) -> None:
+    """Matches per second on one core, and the engine's cold and warm start times; with
+    --skill 1, a skill-1 match's cost against a skill-0 match's."""
+    from sim.rules.codes import SKILLS
     from sim.runner.bench import bench_match as run
 
-    result = run(matches)
+    if skill not in SKILLS:
+        raise typer.BadParameter(f"one of {', '.join(map(str, SKILLS))}", param_hint="--skill")
+    result = run(matches, skill=skill, cold_start=cold_start)
     _print_bench(result, as_json)
 
 

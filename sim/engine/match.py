@@ -86,7 +86,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities, seat_ai)
     if not run_match_held(_holder(st), _tables_holder(tables.arrays(length)), board, rng_map,
-                          np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log):
+                          np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+                          *lookahead_scratch(st)):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -126,10 +127,11 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
         raise _unplayable(tables, seed, match_index, n_seats)
     begin_match(st, tb, board)
+    scratch = lookahead_scratch(st)
     yield Step(0, st, board, turn_log)
     while not st.finished[0]:
         played = int(st.turn[0])
-        play_one_turn(st, tb, board, path, turn_log)
+        play_one_turn(st, tb, board, path, turn_log, *scratch)
         yield Step(played, st, board, turn_log)
 
 
@@ -310,6 +312,23 @@ def _tables_holder(record: np.record) -> np.ndarray:
 _HELD_TABLES: dict[int, tuple[np.record, np.ndarray]] = {}
 
 
+def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lookahead's scratch for the kernels' match loop (sim.kernels.lookahead):
+    (a (1,) holder of the state's dtype, the state's holder as uint8, the scratch
+    as uint8, the [start, stop) byte span of the event log, which the copy skips).
+    With no skill-1 seat nothing reads them, and they are (0,)-long arrays of the
+    same types: no allocation, and the compiled loop is the same one."""
+    holder = _holder(state)
+    n = int(state["n_seats"][0])
+    if not (state["seat_skill"][:n] >= R.SKILL_LOOKAHEAD).any():
+        none = holder[:0]
+        return none, none.view(np.uint8), none.view(np.uint8), np.zeros(2, dtype=np.int64)
+    scratch = np.empty_like(holder)
+    log_type, offset = holder.dtype.fields["event_log"][:2]
+    uncopied = np.array([offset, offset + log_type.itemsize], dtype=np.int64)
+    return scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied
+
+
 def new_path_table(n_tiles: int) -> np.ndarray:
     """The AI's passable-distance table: rows filled on demand (-1 = not yet)."""
     return np.full((n_tiles, n_tiles), -1, dtype=np.int64)
@@ -340,5 +359,6 @@ def play_turns(state, tb, board, n: int) -> int:
     """`play_turns n`: refused once the match is over."""
     if state.finished[0]:
         return R.R_FINISHED
-    _play_turns(state, tb, board, new_path_table(board.n_tiles), np.int64(n))
+    _play_turns(state, tb, board, new_path_table(board.n_tiles), np.int64(n),
+                *lookahead_scratch(state))
     return R.OK

@@ -3,6 +3,10 @@
 `run_match` is the fast path the runner calls; `play_one_turn` is the same loop
 body, callable from Python so `sim match --check` can run the invariant
 checker between turns, and `play_turns` lets scenarios hand a position to the AI.
+
+Each takes the lookahead's scratch (scratch, state_bytes, scratch_bytes, uncopied:
+sim.kernels.lookahead, built by sim.engine.match.lookahead_scratch); a skill-1
+seat looks ahead at the opening of its turn, before it acts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn
+from sim.kernels.lookahead import look_ahead
 from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.world.setup import setup_match
@@ -71,12 +76,16 @@ def begin_match(st: State, tb: TableArrays, board: Board) -> None:
 
 @njit
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
-                  turn_log: np.ndarray) -> None:
-    """The AI plays the active seat and every later seat of the current turn; the
-    turn is recorded after its last seat played, before the next turn opens."""
+                  turn_log: np.ndarray, scratch: np.ndarray, state_bytes: np.ndarray,
+                  scratch_bytes: np.ndarray, uncopied: np.ndarray) -> None:
+    """The AI plays the active seat and every later seat of the current turn (a
+    skill-1 seat looks ahead first); the turn is recorded after its last seat
+    played, before the next turn opens."""
     t = st.turn[0]
     while not st.finished[0] and st.turn[0] == t:
-        ai_take_turn(st, tb, board, path, st.active_seat[0])
+        seat = st.active_seat[0]
+        look_ahead(st, tb, board, path, seat, scratch, state_bytes, scratch_bytes, uncopied)
+        ai_take_turn(st, tb, board, path, seat)
         if st.finished[0]:
             break
         if next_seat(st) < 0:
@@ -88,32 +97,42 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
-              path: np.ndarray, turn_log: np.ndarray) -> bool:
+              path: np.ndarray, turn_log: np.ndarray, scratch: np.ndarray,
+              state_bytes: np.ndarray, scratch_bytes: np.ndarray,
+              uncopied: np.ndarray) -> bool:
     """Set up a match on an empty state and play it to its end; False, with nothing
     played, when the map cannot hold the seats' starts (D1)."""
     if not setup_match(st, tb, board, rng_map, n_seats):
         return False
     begin_match(st, tb, board)
     while not st.finished[0]:
-        play_one_turn(st, tb, board, path, turn_log)
+        play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
+                      uncopied)
     return True
 
 
 @njit
 def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map: np.ndarray,
-                   n_seats: np.int64, path: np.ndarray, turn_log: np.ndarray) -> bool:
+                   n_seats: np.int64, path: np.ndarray, turn_log: np.ndarray,
+                   scratch: np.ndarray, state_bytes: np.ndarray,
+                   scratch_bytes: np.ndarray, uncopied: np.ndarray) -> bool:
     """`run_match` on the state and tables records held by (1,) record arrays
     (states[0], tables[0], by reference: the state is played in place). Called from
     Python, numba unboxes a record array in about a microsecond but a record scalar
-    of this size in tens of microseconds, every match."""
-    return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log)
+    of this size in tens of microseconds, every match. state_bytes is `states` as
+    uint8 (the lookahead copies the state through it)."""
+    return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
+                     state_bytes, scratch_bytes, uncopied)
 
 
 @njit
-def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np.int64) -> None:
+def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np.int64,
+               scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
+               uncopied: np.ndarray) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
     turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
     for _ in range(n):
         if st.finished[0]:
             return
-        play_one_turn(st, tb, board, path, turn_log)
+        play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
+                      uncopied)

@@ -186,6 +186,7 @@ MECHANICS = ("attack_cities", "buy_tiles", "truce", "pact", "rush")
 M_ATTACK_CITIES, M_BUY_TILES, M_TRUCE, M_PACT, M_RUSH = range(len(MECHANICS))
 # AI skill levels: 0 the greedy utility AI, 1 with lookahead
 SKILLS = (0, 1)
+SKILL_GREEDY, SKILL_LOOKAHEAD = SKILLS
 
 # the tile-purchase check (T04, B2) answers one of these; BUY_REASON maps each to the
 # command's refusal reason

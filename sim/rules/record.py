@@ -73,6 +73,10 @@ RENAMES = {
     "dominance.share_pct": "dominance_share_pct",
     "dominance.counter_to_win": "dominance_to_win",
     "combat.city_attack_retaliation": "city_retaliation",
+    "ai.lookahead.every_pct": "lookahead_every_pct",
+    "ai.lookahead.horizon_pct": "lookahead_horizon_pct",
+    "ai.lookahead.start_pct": "lookahead_start_pct",
+    "ai.lookahead.keep_margin": "lookahead_keep_margin",
 }
 # keys only Python reads, never kernels
 NOT_IN_RECORD = {
@@ -174,7 +178,8 @@ DERIVED = _derived()
 # D8: every AI value, per personality. `tb.ai` is a (P,) array of records (personalities in
 # code order), each the whole parameter set of one personality: its weights and every
 # `[ai.<part>]` key, overridden where the personality says so. Kernels read
-# `ai = tb.ai[st.seat_personality[seat]]`, then `ai.army_base_pct`, `ai.weights[W_MILITARY]`.
+# `ai = tb.ai[plan_of(st, seat)]` (the seat's personality or the plan its lookahead
+# adopted), then `ai.army_base_pct`, `ai.weights[W_MILITARY]`.
 AI_KEYS = tuple((part, key, info.annotation is bool)
                 for part, model in AI_PARTS.items()
                 for key, info in model.model_fields.items())
@@ -302,6 +307,8 @@ def _derive() -> tuple[RecordField, ...]:
                 continue
             if key == "ai":
                 fields.append(AI_FIELD)
+                # the shared lookahead values are no personality's: plain scalars
+                walk(tp.model_fields["lookahead"].annotation, (*sub, "lookahead"))
                 continue
             if key in ITEMS:
                 per_item(key, sub, typing.get_args(tp)[1])

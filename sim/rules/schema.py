@@ -395,6 +395,17 @@ class AIScoreT(_Model):
     lead_scale: AIScale
 
 
+class AILookaheadT(_Model):
+    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D8, issue 16). Shared by
+    every personality (a seat's skill is not a personality's), so not in AI_PARTS.
+    Its timings are % of the match's turns (D6)."""
+
+    every_pct: Annotated[int, Field(ge=1, le=100)]
+    horizon_pct: Pct
+    start_pct: Pct
+    keep_margin: AIValue
+
+
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
             "army": AIArmyT, "expansion": AIExpansionT, "buildings": AIBuildingsT,
             "gold": AIGoldT, "war": AIWarT, "combat": AICombatT, "choice": AIChoiceT,
@@ -427,6 +438,7 @@ AIT = create_model(
     "AIT", __base__=_Model, __module__=__name__,
     __doc__="The shared AI values and the personalities that override them (D8).",
     **{part: (model, ...) for part, model in AI_PARTS.items()},
+    lookahead=(AILookaheadT, ...),
     personalities=(Annotated[dict[str, Personality], Field(min_length=1)], ...))
 
 

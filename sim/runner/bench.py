@@ -149,28 +149,64 @@ def _first_match_seconds(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def bench_match(n_matches: int = 300, seed: int = 20260101) -> dict:
-    """Standard matches (4 seats, 100 turns, default tables) played one after another on
-    one core; plus the time to the first match result in a fresh process with an
-    empty numba cache (cold) and with the cache filled (warm)."""
+def _time_matches(tables, seed: int, n_matches: int, seat_ai=None) -> tuple[float, int]:
+    """(seconds, turns played) of matches 0..n_matches-1 of `seed`, one after another."""
     from sim.engine.match import play_match
 
-    with tempfile.TemporaryDirectory() as cache:
-        cold = _first_match_seconds(cache)
-        warm = _first_match_seconds(cache)
-    tables = load_tables()
-    play_match(tables, seed)  # compile or load outside the timing
+    play_match(tables, seed, seat_ai=seat_ai)  # compile or load outside the timing
     turns = 0
     t0 = time.perf_counter()
     for i in range(n_matches):
-        st, _board, _log = play_match(tables, seed, i)
+        st, _board, _log = play_match(tables, seed, i, seat_ai=seat_ai)
         turns += int(st.turn[0])
-    seconds = time.perf_counter() - t0
-    return {"matches": n_matches, "seconds": round(seconds, 3),
-            "matches_per_s": round(n_matches / seconds, 1),
-            "turns_per_s": round(turns / seconds, 1),
-            "mean_turns": round(turns / n_matches, 1),
-            "cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}
+    return time.perf_counter() - t0, turns
+
+
+def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
+                cold_start: bool = True) -> dict:
+    """Standard matches (4 seats, 100 turns, default tables) played one after another on
+    one core; plus the time to the first match result in a fresh process with an
+    empty numba cache (cold) and with the cache filled (warm). With `skill` 1, the
+    same matches again with seat 0 at skill 1 (the lookahead, sim.kernels.lookahead),
+    and the cost of a skill-1 match as a multiple of a skill-0 one: the two are timed
+    in alternating blocks of matches, so a machine busy with other work slows both
+    alike."""
+    from sim.engine.match import play_match
+
+    if cold_start:
+        with tempfile.TemporaryDirectory() as cache:
+            cold = _first_match_seconds(cache)
+            warm = _first_match_seconds(cache)
+    tables = load_tables()
+    settings = [None] + ([[{"skill": skill}]] if skill else [])
+    for seat_ai in settings:
+        play_match(tables, seed, seat_ai=seat_ai)  # compile or load outside the timing
+    seconds = [0.0] * len(settings)
+    turns = [0] * len(settings)
+    block = 10
+    for start in range(0, n_matches, block):
+        for k, seat_ai in enumerate(settings):
+            t0 = time.perf_counter()
+            for i in range(start, min(start + block, n_matches)):
+                st, _board, _log = play_match(tables, seed, i, seat_ai=seat_ai)
+                turns[k] += int(st.turn[0])
+            seconds[k] += time.perf_counter() - t0
+    out: dict = {"matches": n_matches, "seconds": round(seconds[0], 3),
+                 "matches_per_s": round(n_matches / seconds[0], 1),
+                 "turns_per_s": round(turns[0] / seconds[0], 1),
+                 "mean_turns": round(turns[0] / n_matches, 1)}
+    if cold_start:
+        out |= {"cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}
+    if skill:
+        out |= {"skill": skill, "skill_seconds": round(seconds[1], 3),
+                "skill_matches_per_s": round(n_matches / seconds[1], 2),
+                "skill_mean_turns": round(turns[1] / n_matches, 1),
+                "skill_cost_ratio": round(seconds[1] / seconds[0], 2),
+                "note": f"skill_*: the same matches with seat 0 at skill {skill} "
+                        "(seat_ai), the others at 0, timed in blocks of "
+                        f"{block} alternating with the all-skill-0 ones; "
+                        "skill_cost_ratio: seconds per match against theirs"}
+    return out
 
 
 _SWEEP_EXPERIMENT = """

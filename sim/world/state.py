@@ -63,7 +63,10 @@ Seats (S,):
   its cities was taken, -1 never (the AI reads it to sue for a truce);
   seat_forbid_units / _buildings / _techs / _mechanics: bit masks of what the
   experiment forbids the seat (bit i: item i in code order, mechanic i of
-  sim.rules.codes.MECHANICS); seat_skill: its AI level (0 greedy, 1 lookahead).
+  sim.rules.codes.MECHANICS); seat_skill: its AI level (0 greedy, 1 lookahead);
+  seat_plan: the personality index whose AI values the seat plays by, -1 for its
+  own seat_personality (a skill-1 seat's lookahead sets it, sim.kernels.lookahead;
+  reports name seat_personality, the seat's real one).
 Cities (C,):
   city_tile: tile, -1 for an unused slot; city_owner: seat or NEUTRAL;
   city_pop; city_hp; city_food (store); city_production (accumulated on the
@@ -104,6 +107,8 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("seat_forbid_units", i8, (S,)), ("seat_forbid_buildings", i8, (S,)),
         ("seat_forbid_techs", i8, (S,)), ("seat_forbid_mechanics", i8, (S,)),
         ("seat_skill", i8, (S,)),
+        # the personality the AI plays the seat by (-1: its own); the lookahead sets it
+        ("seat_plan", i8, (S,)),
         ("city_tile", i8, (C,)), ("city_owner", i8, (C,)), ("city_pop", i8, (C,)),
         ("city_hp", i8, (C,)), ("city_food", i8, (C,)), ("city_production", i8, (C,)),
         ("city_revolt", i8, (C,)), ("city_revolt_cause", i8, (C,)),
@@ -131,9 +136,9 @@ def empty_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int,
     holder = np.zeros(1, dtype=state_dtype(n_techs, n_buildings, capacity)).view(np.recarray)
     st = holder[0]
     for name in ("winner", "victory", "tile_node", "tile_bought_by", "tile_unit", "tile_site",
-                 "seat_capital", "seat_eliminated_turn", "seat_lost_turn", "city_tile",
-                 "city_owner", "city_queue", "unit_type", "unit_owner", "unit_tile", "unit_camp",
-                 "camp_tile", "pact_target"):
+                 "seat_capital", "seat_eliminated_turn", "seat_lost_turn", "seat_plan",
+                 "city_tile", "city_owner", "city_queue", "unit_type", "unit_owner",
+                 "unit_tile", "unit_camp", "camp_tile", "pact_target"):
         st[name][...] = NONE
     st.turn[0] = 1
     st.last_turn[0] = 100

@@ -6,9 +6,11 @@ Each seat turn, after its flow: research (research.py), diplomacy
 paths.py for how it walks). Every action goes through the same rule kernels a
 scenario command uses (sim.kernels.rules: commands, combat, capture), so the AI
 can only play legal moves. Every number it decides by is the seat's own AI
-parameter set, `ai = tb.ai[seat_personality]` (sim.rules.record.AI_DTYPE: the
+parameter set, `ai = tb.ai[plan_of(st, seat)]` (sim.rules.record.AI_DTYPE: the
 personality's weights and its overrides of the shared `[ai.*]` tables), so
-each seat may play its own plan. It reads the public score (T10) once a turn.
+each seat may play its own plan: its own personality, or for a skill-1 seat the
+one its lookahead adopted (State.seat_plan, sim.kernels.lookahead). It reads the
+public score (T10) once a turn.
 
 Near-equal options are drawn from the seat's own AI stream (sim.kernels.ai.choice,
 State.rng_ai); every other tie breaks by the lowest ID, and nothing depends on
@@ -41,6 +43,14 @@ if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
+
+
+@njit
+def plan_of(st: State, seat: np.int64) -> np.int64:
+    """The personality index whose AI values `seat` plays by: State.seat_plan, or
+    its own seat_personality while the plan is -1 (no lookahead has chosen)."""
+    plan = st.seat_plan[seat]
+    return st.seat_personality[seat] if plan < 0 else plan
 
 
 @njit
@@ -77,7 +87,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """
     if st.finished[0] or not st.seat_alive[seat]:
         return
-    ai = tb.ai[st.seat_personality[seat]]
+    ai = tb.ai[plan_of(st, seat)]
     ai_research(st, tb, ai, seat)
     ai_diplomacy(st, tb, ai, board, seat)
     army = 0
