@@ -948,6 +948,17 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
     _print_bench(result, as_json)
 
 
+@bench_app.command("report")
+def bench_report(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+                 as_json: Annotated[bool, typer.Option("--json")] = False,
+                 out: Annotated[Path | None, typer.Option(
+                     help="Keep the report here (default: a temporary file).")] = None) -> None:
+    """Wall seconds and peak memory of one `sim report RUN_DIR` in a fresh process."""
+    from sim.runner.bench import bench_report as run
+
+    _print_bench(run(run_dir, out), as_json)
+
+
 @app.command("demo")
 def demo(out: Annotated[Path, typer.Option(help="Folder for the demo's files.")]
          = Path("reports/demo")) -> None:
