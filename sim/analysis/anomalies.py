@@ -31,17 +31,28 @@ FLAGS = ("error", "stall", "truce_cycling", "blowout", "end_turn_outlier",
 SCHEMA = {"variant": pl.Utf8, "match_id": pl.Utf8, "match_index": pl.Int64,
           "flag": pl.Utf8, "turn": pl.Int64, "detail": pl.Utf8, "replay": pl.Utf8}
 CAPTURES = ("capture", "capital_fall")
+EVENT_KINDS = (*CAPTURES, "truce")  # the events the flags read
 
 
 def _empty() -> pl.DataFrame:
     return pl.DataFrame(schema={c: t for c, t in SCHEMA.items() if c != "replay"})
 
 
-def stalls(turns: pl.DataFrame, events: pl.DataFrame, stall_turns: int) -> pl.DataFrame:
+def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
+           stall_turns: int) -> pl.DataFrame:
     """Per match, its longest run of quiet turns (no capture, no score change of any
     seat) when it lasts `stall_turns` or more: flag rows with `turn` = the run's first
-    turn. turns: the turns table (variant, match_id, match_index, turn, seat, score);
-    events: the events table."""
+    turn. turns: the turns table (variant, match_id, match_index, turn, seat, score),
+    or its lazy scan (sim.analysis.load.scan_table); events: the events table."""
+    if isinstance(turns, pl.LazyFrame):
+        # one variant's rows at a time (the hive layout reads only its files): every
+        # run lies within one match, and the sort and shift over a whole 12,000-match
+        # turns table would hold gigabytes
+        names = turns.select("variant").unique().collect().get_column("variant").sort()
+        parts = [stalls(turns.filter(pl.col("variant") == v)
+                        .select(*MATCH, "match_index", "turn", "seat", "score").collect(),
+                        events.filter(pl.col("variant") == v), stall_turns) for v in names]
+        return pl.concat(parts, how="vertical_relaxed") if parts else _empty()
     if turns.height == 0:
         return _empty()
     keys = ["variant", "match_index"]
@@ -150,12 +161,13 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
 
 
 def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
-              turns: pl.DataFrame, errors: pl.DataFrame,
+              turns: pl.DataFrame | pl.LazyFrame, errors: pl.DataFrame,
               settings: AnomalySettings | None = None) -> pl.DataFrame:
     """Every flag of every match, one row per match × flag: variant, match_id,
     match_index, flag (FLAGS), turn (where it shows, null for an error), detail (in
     words) and replay (the command that replays the match). Sorted by variant, flag
-    in FLAGS order, match_index."""
+    in FLAGS order, match_index. `turns` may be a lazy scan (see stalls); `events`
+    needs only the rows of EVENT_KINDS (sim.analysis.load.event_rows)."""
     s = settings or AnomalySettings()
     parts = [stalls(turns, events, s.stall_turns), truce_cycling(events, s.truce_cycles),
              blowouts(matches, seats, s.blowout_ratio), end_turn_outliers(matches, s.outlier_iqr),
@@ -189,5 +201,5 @@ def anomaly_counts(flags: pl.DataFrame, matches: pl.DataFrame,
                      ["variant", "flag"], {"flag": FLAGS})
 
 
-__all__ = ["FLAGS", "anomalies", "anomaly_counts", "blowouts", "early_eliminations",
+__all__ = ["EVENT_KINDS", "FLAGS", "anomalies", "anomaly_counts", "blowouts", "early_eliminations",
            "end_turn_outliers", "stalls", "truce_cycling"]

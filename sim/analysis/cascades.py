@@ -9,6 +9,11 @@ import polars as pl
 
 from sim.analysis._frames import MATCH, finished, normal_bounds, variant_spine
 
+# the events this module's functions read (an elimination's cause is looked up among
+# them: only a capital_fall cause counts)
+EVENT_KINDS = ("capital_fall", "transfer", "kept", "eliminated", "capture", "revolt_start",
+               "revolt_end")
+
 
 def capital_falls_per_match(events: pl.DataFrame, matches: pl.DataFrame,
                             confidence: float = 0.95) -> pl.DataFrame:
@@ -215,6 +220,7 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     return out.sort("variant")
 
 
-__all__ = ["CASCADE_WITHIN", "capital_falls_per_match", "cascade_depth", "cascade_links",
-           "eliminations_by_fall", "fall_to_elimination", "revolting_taken_by_third",
+__all__ = ["CASCADE_WITHIN", "EVENT_KINDS", "capital_falls_per_match", "cascade_depth",
+           "cascade_links", "eliminations_by_fall", "fall_to_elimination",
+           "revolting_taken_by_third",
            "transfers_per_fall"]

@@ -21,6 +21,10 @@ conventions in sim.analysis._frames.
 
 from __future__ import annotations
 
+from sim.analysis import anomalies as _anomalies
+from sim.analysis import cascades as _cascades
+from sim.analysis import paired as _paired
+from sim.analysis import victory as _victory
 from sim.analysis._frames import HUMAN_OUT, TERMS, VICTORIES, finished
 from sim.analysis.cascades import (
     CASCADE_WITHIN,
@@ -60,10 +64,18 @@ from sim.analysis.seats import (
 )
 from sim.analysis.victory import end_turn_distribution, near_misses, victory_frequencies
 
+# Every event kind the metrics that take an `events` DataFrame read (content_usage and
+# importance.baseline_use read every kind, from the lazy scan): the report passes them
+# sim.analysis.load.event_rows(scan, EVENT_KINDS) instead of the whole table, a few
+# percent of its rows, and gets the same numbers (tests/test_report.py checks it).
+EVENT_KINDS = tuple(sorted({*_cascades.EVENT_KINDS, *_anomalies.EVENT_KINDS,
+                            *_paired.EVENT_KINDS, *_victory.EVENT_KINDS}))
+
 __all__ = [
     "CASCADE_WITHIN",
     "DEAD_SHARE",
     "DEFAULT_BANDS",
+    "EVENT_KINDS",
     "FAIR_ALPHA",
     "GROUPS",
     "HUMAN_OUT",

@@ -70,8 +70,11 @@ def end_turn_distribution(matches: pl.DataFrame) -> pl.DataFrame:
     return sort_keys(out, ["variant", "victory"], {"victory": victory_categories(matches)})
 
 
-def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame,
-                counter_to_win: int = 8) -> pl.DataFrame:
+EVENT_KINDS = ("observatory_lost",)  # the events near_misses reads
+
+
+def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
+                events: pl.DataFrame, counter_to_win: int = 8) -> pl.DataFrame:
     """Instant victories that almost happened: dominance (V18) and science (V16, V17).
 
     dominance_near_misses: runs of a seat's dominance counter (turns table, seat rows
@@ -80,10 +83,16 @@ def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame
     when the match ends does not count. observatories_lost: observatory_lost events
     (V17: a queued Observatory lost with its city). matches_with_near_miss: matches
     with at least one near miss of either kind. Columns: variant, matches,
-    dominance_near_misses, observatories_lost, matches_with_near_miss.
+    dominance_near_misses, observatories_lost, matches_with_near_miss. `turns` may
+    be a lazy scan (sim.analysis.load.scan_table).
     """
     seat = [*MATCH, "seat"]
-    runs = (turns.sort(*seat, "turn")
+    turns = turns.lazy().select(*seat, "turn", "dominance")
+    # only a seat whose counter ever reached counter_to_win - 2 can have a near miss:
+    # the runs of the others (nearly all rows) need not be sorted out at all
+    close = (turns.group_by(seat).agg(pl.col("dominance").max())
+             .filter(pl.col("dominance") >= counter_to_win - 2).select(seat))
+    runs = (turns.join(close, on=seat, how="semi").sort(*seat, "turn")
             .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
             .with_columns(pl.col("run").max().over(seat).alias("last_run"))
             .filter(pl.col("dominance") > 0)
@@ -92,7 +101,8 @@ def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame
     missed = (runs.filter((pl.col("peak") >= counter_to_win - 2)
                           & (pl.col("peak") < counter_to_win)
                           & (pl.col("run") < pl.col("last_run")))
-              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom")))
+              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom"))
+              .collect(engine="streaming"))
     lost = (events.filter(pl.col("kind") == "observatory_lost")
             .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("obs")))
     per_match = (finished(matches).select(*MATCH)
@@ -106,4 +116,4 @@ def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame
     return out.sort("variant")
 
 
-__all__ = ["end_turn_distribution", "near_misses", "victory_frequencies"]
+__all__ = ["EVENT_KINDS", "end_turn_distribution", "near_misses", "victory_frequencies"]

@@ -16,7 +16,7 @@ from sim.analysis import charts, metrics
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import Run, load_run
+from sim.analysis.load import RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 
@@ -70,7 +70,7 @@ def _table(frame: pl.DataFrame, formats: dict[str, str] | None = None,
     return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def summary_table(run: Run, freq: pl.DataFrame, gold: pl.DataFrame,
+def summary_table(run: RunScan, freq: pl.DataFrame, gold: pl.DataFrame,
                   errors: pl.DataFrame) -> pl.DataFrame:
     """One row per variant (every variant, even one whose matches all failed):
     matches played, finished and failed with the error rate, mean end turn, each
@@ -156,7 +156,12 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
     regression gate against the run `against` comes first; with `history`
     (sim.analysis.history) the baseline's victory mix night by night follows it."""
-    run = load_run(run_dir)
+    # the small tables whole, events and turns as scans: the metrics below read the
+    # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
+    # content aggregates stream through the scans (a 12,000-match run's events and
+    # turns tables hold some 18 million rows)
+    run = scan_run(run_dir)
+    events = event_rows(run.events, metrics.EVENT_KINDS)
     baseline = baseline or run.baseline
     variants = run.variants
     if baseline not in variants:
@@ -169,7 +174,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     notes: list[str] = []
     if len(variants) > 1:
         tests = pl.concat([metrics.paired_victory_tests(run.matches, baseline),
-                           metrics.paired_metric_tests(run.matches, run.seats, run.events,
+                           metrics.paired_metric_tests(run.matches, run.seats, events,
                                                        baseline)],
                           how="diagonal_relaxed")
         if tests.height:
@@ -287,17 +292,17 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                    "Mean share per turn over the seats standing at that turn.") +
             figure(charts.score_decomposition(metrics.score_decomposition(run.seats)),
                    "Mean points per score term, winners and standing seats."))
-    falls = metrics.capital_falls_per_match(run.events, run.matches)
-    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(run.events)),
+    falls = metrics.capital_falls_per_match(events, run.matches)
+    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(events)),
                       ("Eliminations caused by capital falls (V10)",
-                       metrics.eliminations_by_fall(run.events)),
+                       metrics.eliminations_by_fall(events)),
                       ("Turns from a first capital fall to elimination",
-                       metrics.fall_to_elimination(run.events)),
+                       metrics.fall_to_elimination(events)),
                       ("Revolting cities taken by a third seat or retaken by their former "
-                       "owner (V11)", metrics.revolting_taken_by_third(run.events))]
+                       "owner (V11)", metrics.revolting_taken_by_third(events))]
     section("Capital-fall cascades",
             figure(charts.capital_falls(falls), "Capital falls per match, 95% intervals.") +
-            figure(charts.cascade_depth(metrics.cascade_depth(run.events, run.seats)),
+            figure(charts.cascade_depth(metrics.cascade_depth(events, run.seats)),
                    "Deepest cascade of each seat in each match: falls of the capital the "
                    f"previous fall named, at most {metrics.CASCADE_WITHIN} turns apart "
                    "(0: its capital never fell).") +
@@ -317,11 +322,11 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             f"({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the matches of "
             "some variant: dead content, a lever on it does nothing. Items are the "
             "variants' tables as provenance.json recorded them.</p>")
-    section("Near misses", _table(metrics.near_misses(run.turns, run.matches, run.events)) +
+    section("Near misses", _table(metrics.near_misses(run.turns, run.matches, events)) +
             "<p class='muted'>Dominance counters that reached 6–7 and reset (V18); "
             "Observatories lost to a city's fall (V17).</p>")
     settings = report_settings(prov).anomalies
-    flags = anomalies(run.matches, run.seats, run.events, run.turns, run.errors, settings)
+    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings)
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))
