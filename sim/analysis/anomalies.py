@@ -58,8 +58,11 @@ def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
     keys = ["variant", "match_index"]
     per_seat = turns.select(*MATCH, "match_index", "turn", "seat", "score").sort(
         [*keys, "seat", "turn"])
+    # sorted, a seat's previous turn is the row above when that row is the same seat's:
+    # a shift and a mask, not a window over a million groups
+    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in (*keys, "seat"))
     changed = per_seat.with_columns(
-        (pl.col("score") != pl.col("score").shift(1).over([*keys, "seat"]))
+        pl.when(same).then(pl.col("score") != pl.col("score").shift(1)).otherwise(True)
         .fill_null(True).alias("changed"))
     per_turn = changed.group_by([*MATCH, "match_index", "turn"]).agg(pl.col("changed").any())
     caps = (events.filter(pl.col("kind").is_in(CAPTURES)).select(*keys, "turn").unique()
@@ -68,8 +71,9 @@ def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
                 .with_columns((pl.col("changed") | pl.col("captured").fill_null(False))
                               .alias("active"))
                 .sort([*keys, "turn"])
-                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().over(keys)
-                              .alias("run")))
+                # numbered across matches, not within each: (match, run) still names
+                # the same quiet stretches
+                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().alias("run")))
     runs = (per_turn.filter(~pl.col("active"))
             .group_by([*MATCH, "match_index", "run"])
             .agg(pl.len().alias("quiet"), pl.col("turn").min().alias("turn"))

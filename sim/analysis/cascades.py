@@ -194,11 +194,18 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
                                                 "revolt_end"]) & pl.col("city").is_not_null())
             .sort(*MATCH, "city", "event"))
     city = [*MATCH, "city"]
+
+    def ahead(col: str, n: int) -> pl.Expr:
+        # sorted by city, the city's n-th next event is n rows down if that row is its
+        # (a shift and a mask: a window over every city of every match costs far more)
+        same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(-n) for c in city)
+        return pl.when(same).then(pl.col(col).shift(-n))
+
     life = life.with_columns(
-        pl.col("kind").shift(-1).over(city).alias("next_kind"),
-        pl.col("detail").shift(-1).over(city).alias("next_detail"),
-        pl.col("kind").shift(-2).over(city).alias("end_kind"),
-        pl.col("by").shift(-2).over(city).alias("end_by"),
+        ahead("kind", 1).alias("next_kind"),
+        ahead("detail", 1).alias("next_detail"),
+        ahead("kind", 2).alias("end_kind"),
+        ahead("by", 2).alias("end_by"),
     )
     taken = ((pl.col("next_kind") == "revolt_start") & (pl.col("next_detail") == "transfer")
              & pl.col("end_kind").is_in(["capture", "transfer"]))
