@@ -106,6 +106,47 @@ def test_content_usage_section_highlights_exactly_the_dead_content(report_file, 
     assert highlighted, "the small run leaves some content unused"
 
 
+def test_the_lazy_report_inputs_give_the_same_tables_as_the_whole_tables(run_dir):
+    """The report reads events as event_rows(scan, metrics.EVENT_KINDS) and turns as a
+    scan: every metric it feeds them to gives the same frame as from load_run's
+    whole tables (so EVENT_KINDS names every kind they read)."""
+    from polars.testing import assert_frame_equal
+
+    from sim.analysis import anomalies, importance, metrics
+    from sim.analysis.load import event_rows, load_run, scan_run
+
+    whole, lean = load_run(run_dir), scan_run(run_dir)
+    events = event_rows(lean.events, metrics.EVENT_KINDS)
+    assert events.height < whole.events.height / 4
+    assert set(events["variant"]) == set(whole.events["variant"])
+    for f in (metrics.transfers_per_fall, metrics.eliminations_by_fall,
+              metrics.fall_to_elimination, metrics.revolting_taken_by_third):
+        assert_frame_equal(f(events), f(whole.events), check_exact=False)
+    assert_frame_equal(metrics.capital_falls_per_match(events, whole.matches),
+                       metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(metrics.cascade_depth(events, whole.seats),
+                       metrics.cascade_depth(whole.events, whole.seats))
+    assert_frame_equal(metrics.metric_observations(whole.matches, whole.seats, events),
+                       metrics.metric_observations(whole.matches, whole.seats, whole.events))
+    assert_frame_equal(metrics.near_misses(lean.turns, whole.matches, events),
+                       metrics.near_misses(whole.turns, whole.matches, whole.events))
+    assert_frame_equal(metrics.gold_share_over_turns(lean.turns, whole.seats),
+                       metrics.gold_share_over_turns(whole.turns, whole.seats))
+    assert_frame_equal(metrics.content_usage(whole.matches, lean.events, whole.provenance),
+                       metrics.content_usage(whole.matches, whole.events, whole.provenance))
+    assert_frame_equal(
+        importance.baseline_use(whole.matches, lean.events, whole.seats, "baseline"),
+        importance.baseline_use(whole.matches, whole.events, whole.seats, "baseline"))
+    flags = anomalies.anomalies(whole.matches, whole.seats, events, lean.turns, whole.errors)
+    assert_frame_equal(flags, anomalies.anomalies(whole.matches, whole.seats, whole.events,
+                                                  whole.turns, whole.errors))
+    # a quiet threshold low enough that the small run has stalls to compare
+    stalled = anomalies.stalls(whole.turns, whole.events, 1)
+    assert stalled.height
+    assert_frame_equal(anomalies.stalls(lean.turns, events, 1),
+                       stalled.sort("variant", "match_index"))
+
+
 def test_report_says_in_red_when_an_event_log_overflowed(run_dir, tmp_path):
     """A match whose event log was full (matches.events_dropped > 0) is named in a red
     line: counts made from events undercount it."""
