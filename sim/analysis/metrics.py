@@ -2,7 +2,8 @@
 them by subject, so `from sim.analysis import metrics; metrics.victory_frequencies(...)`
 works in the report, the notebooks and `sim.metrics`.
 
-* victory: victory_frequencies, end_turn_distribution, near_misses (V01, V16–V19)
+* victory: victory_frequencies, end_turn_distribution, near_misses, counters_to_win
+  (V01, V16–V19)
 * paired: paired_victory_tests, victory_mix_tests, paired_metric_tests,
   metric_observations, significance (variant against baseline on common random
   numbers)
@@ -62,7 +63,13 @@ from sim.analysis.seats import (
     win_rate_by_personality,
     win_rate_by_seat,
 )
-from sim.analysis.victory import end_turn_distribution, near_misses, victory_frequencies
+from sim.analysis.victory import (
+    COUNTER_TO_WIN,
+    counters_to_win,
+    end_turn_distribution,
+    near_misses,
+    victory_frequencies,
+)
 
 # Every event kind the metrics that take an `events` DataFrame read (content_usage and
 # importance.baseline_use read every kind, from the lazy scan): the report passes them
@@ -73,6 +80,7 @@ EVENT_KINDS = tuple(sorted({*_cascades.EVENT_KINDS, *_anomalies.EVENT_KINDS,
 
 __all__ = [
     "CASCADE_WITHIN",
+    "COUNTER_TO_WIN",
     "DEAD_SHARE",
     "DEFAULT_BANDS",
     "EVENT_KINDS",
@@ -88,6 +96,7 @@ __all__ = [
     "cascade_depth",
     "cascade_links",
     "content_usage",
+    "counters_to_win",
     "dose_response",
     "eliminations_by_fall",
     "end_turn_distribution",
