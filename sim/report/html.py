@@ -19,9 +19,11 @@ from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
+from sim.rules.glossary import RULE_TITLES, mentioned_rules
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;
+     padding:0 1rem}
 h1{margin-bottom:.2rem} h2{border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2rem}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
@@ -251,7 +253,9 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                 "match); p-values Holm-corrected across all metrics × variants; "
                 "highlighted rows changed at α = 0.05.</p>" + limited +
                 figure(charts.paired_differences(tests), "Variant minus baseline with 95% "
-                       "paired intervals"))
+                       "paired intervals, one panel per unit (each its own axis): victory "
+                       "and gold shares in percentage points, end turn in turns, capital "
+                       "falls per match."))
     if mix is not None and mix.height:
         section("Victory mix vs baseline",
                 _table(mix, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
@@ -324,14 +328,24 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             f"({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the matches of "
             "some variant: dead content, a lever on it does nothing. Items are the "
             "variants' tables as provenance.json recorded them.</p>")
-    section("Near misses", _table(metrics.near_misses(run.turns, run.matches, events)) +
-            "<p class='muted'>Dominance counters that reached 6–7 and reset (V18); "
-            "Observatories lost to a city's fall (V17).</p>")
+    counters = metrics.counters_to_win(prov)
+    near = metrics.near_misses(run.turns, run.matches, events, counters).with_columns(
+        pl.col("variant").replace_strict(list(counters), list(counters.values()),
+                                         default=metrics.COUNTER_TO_WIN,
+                                         return_dtype=pl.Int64).alias("counter_to_win"))
+    section("Near misses", _table(near) +
+            "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
+            "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
+            "with the default 8) and reset; Observatories lost to a city's fall "
+            "(V17).</p>")
     settings = report_settings(prov).anomalies
     flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings)
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))
+    named = mentioned_rules("".join(sections))
+    if named:
+        section("Rules named in this report", _glossary(named))
     title = f"Balance report — {prov.get('experiment', {}).get('name', Path(run_dir).name)}"
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
@@ -442,6 +456,15 @@ def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
             "(<code>sim replay-command RUN MATCH_ID</code> prints it too); "
             "<code>sim replay RUN MATCH_ID</code> writes a page that shows it turn by "
             "turn on its map.</p>")
+
+
+def _glossary(rules: list[str]) -> str:
+    """Each rule ID the page names with its one-line title (sim.rules.glossary)."""
+    rows = "".join(f"<tr><th class='l'>{html.escape(r)}</th><td class='l'>"
+                   f"{html.escape(RULE_TITLES[r])}</td></tr>" for r in rules)
+    return (f"<table>{rows}</table><p class='muted'>The rule digest's IDs (RULES.md: V "
+            "victory and elimination, T territory and score, B readings of the rule "
+            "pages, D fairness readings); only those this page names.</p>")
 
 
 def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
