@@ -60,12 +60,20 @@ def cascade_links(events: pl.DataFrame, within: int = CASCADE_WITHIN) -> pl.Data
     seat = ["variant", "match_index", "seat"]
     falls = (events.filter(pl.col("kind") == "capital_fall")
              .select(*seat, "event", "turn", "city", "value").sort(*seat, "event"))
-    linked = ((pl.col("city") == pl.col("value").shift(1).over(seat))
-              & (pl.col("turn") - pl.col("turn").shift(1).over(seat) <= within)).fill_null(False)
-    return (falls.with_columns((~linked).cum_sum().over(seat).cast(pl.Int64).alias("cascade"))
-            .with_columns(pl.int_range(1, pl.len() + 1).over(*seat, "cascade")
-                          .cast(pl.Int64).alias("step"))
-            .select(*seat, "event", "turn", "cascade", "step"))
+    # sorted by seat, a fall's previous fall of the same seat is the row above when that
+    # row is the same seat's; a cascade's and a seat's first rows are where a running
+    # count restarts (shifts, masks and forward fills: a window per seat and per cascade
+    # over tens of thousands of small groups cost far more)
+    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in seat).fill_null(False)
+    linked = (same & (pl.col("city") == pl.col("value").shift(1))
+              & (pl.col("turn") - pl.col("turn").shift(1) <= within)).fill_null(False)
+    starts = (~linked).cum_sum()
+    row = pl.int_range(pl.len())
+    return (falls.with_columns(
+        (starts - pl.when(~same).then(starts).forward_fill() + 1).cast(pl.Int64)
+        .alias("cascade"),
+        (row - pl.when(~linked).then(row).forward_fill() + 1).cast(pl.Int64).alias("step"))
+        .select(*seat, "event", "turn", "cascade", "step"))
 
 
 def cascade_depth(events: pl.DataFrame, seats: pl.DataFrame | None = None,
@@ -131,8 +139,9 @@ def eliminations_by_fall(events: pl.DataFrame) -> pl.DataFrame:
     Columns: variant, eliminations, by_capital_fall (eliminated rows whose `cause`
     is a capital_fall row of the same match), share (null with no elimination).
     """
-    kinds = events.select(*MATCH, pl.col("event").alias("cause"),
-                          pl.col("kind").alias("cause_kind"))
+    # only a capital_fall cause counts, so only those rows are looked up
+    kinds = events.filter(pl.col("kind") == "capital_fall").select(
+        *MATCH, pl.col("event").alias("cause"), pl.col("kind").alias("cause_kind"))
     per = (events.filter(pl.col("kind") == "eliminated").select(*MATCH, "cause")
            .join(kinds, on=[*MATCH, "cause"], how="left")
            .group_by("variant")

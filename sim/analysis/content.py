@@ -79,29 +79,35 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """(variant, match_index, kind, item), unique, for every use the events show: kind
     "built" or "tech" with the item's name, or "mechanic" with the MECHANICS name.
     `events` may be a lazy scan (sim.analysis.load.scan_table): one streaming pass
-    keeps each match's distinct (kind, name, side) rows, a few percent of the table,
-    and the names are given to those (each row is at most one use: a kind names one
-    mechanic, and capture's two sides exclude each other)."""
+    keeps each match's distinct built and research names and its distinct (kind,
+    side) rows of the mechanics' kinds, a few percent of the table, and the names are
+    given to those (each row is at most one use: a kind names one mechanic, and
+    capture's two sides exclude each other)."""
     kind, seat = pl.col("kind"), pl.col("seat")
-    named = kind.is_in(["built", "research"]) & pl.col("detail").is_not_null()
-    # only the side a mechanic asks for matters: any seat index (>= 0) or the neutral side
-    distinct = (events.lazy().select("variant", "match_index", "kind",
-                                     pl.when(named).then(pl.col("detail")).alias("detail"),
-                                     seat.clip(upper_bound=0))
-                .unique().collect(engine="streaming"))
-    use = pl.when(named).then(pl.when(kind == "built").then(pl.lit("built"))
-                              .otherwise(pl.lit("tech")))
-    item = pl.when(named).then(pl.col("detail"))
-    for name, (event, side) in MECHANICS.items():
+    events = events.lazy()
+    named, mechanics = pl.collect_all([
+        events.filter(kind.is_in(["built", "research"]), pl.col("detail").is_not_null())
+        .select("variant", "match_index",
+                pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech"))
+                .alias("kind"), pl.col("detail").alias("item"))
+        .unique(),
+        # only the side a mechanic asks for matters: any seat index (>= 0) or neutral
+        events.filter(kind.is_in(sorted({k for k, _side in MECHANICS.values()})))
+        .select("variant", "match_index", "kind", seat.clip(upper_bound=0))
+        .unique(),
+    ], engine="streaming")
+    item = pl.lit(None, pl.Utf8)
+    for name, (event, side) in reversed(MECHANICS.items()):
         acted = kind == event
         if side == "seat":  # a seat acted (a capture: a seat's city was taken)
             acted = acted & (seat >= 0)
         elif side == "village":
             acted = acted & (seat == NEUTRAL)
-        use = use.when(acted).then(pl.lit("mechanic"))
-        item = item.when(acted).then(pl.lit(name))
-    return (distinct.select("variant", "match_index", use.alias("kind"), item.alias("item"))
-            .drop_nulls("item").unique())
+        item = pl.when(acted).then(pl.lit(name)).otherwise(item)
+    used = (mechanics.select("variant", "match_index", pl.lit("mechanic").alias("kind"),
+                             item.alias("item"))
+            .drop_nulls("item"))
+    return pl.concat([named, used]).unique()
 
 
 def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,

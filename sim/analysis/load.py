@@ -165,7 +165,10 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
     as from the whole table, as long as `kinds` holds every kind they read
     (sim.analysis.metrics.EVENT_KINDS)."""
     events = events.lazy()
-    chosen = events.filter(pl.col("kind").is_in(sorted(set(kinds)))).collect(engine="streaming")
+    # one chunk: the streaming engine hands back one per morsel, and every later filter
+    # over a frame of a hundred chunks pays for each
+    chosen = (events.filter(pl.col("kind").is_in(sorted(set(kinds))))
+              .collect(engine="streaming").rechunk())
     # the hive column alone: no row of the table is decoded for it
     every = events.select("variant").unique().collect(engine="streaming")
     missing = every.join(chosen.select("variant").unique(), on="variant", how="anti")

@@ -112,12 +112,20 @@ def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
     default = COUNTER_TO_WIN if isinstance(counter_to_win, dict) else counter_to_win
     win = pl.col("variant").replace_strict(list(limits), list(limits.values()),
                                            default=default, return_dtype=pl.Int64)
-    turns = turns.lazy().select(*seat, "turn", "dominance")
+    turns = turns.lazy().select(*seat, "match_index", "turn", "dominance")
     # only a seat whose counter ever reached counter_to_win - 2 can have a near miss:
     # the runs of the others (nearly all rows) need not be sorted out at all
-    close = (turns.group_by(seat).agg(pl.col("dominance").max())
-             .filter(pl.col("dominance") >= win - 2).select(seat))
-    runs = (turns.join(close, on=seat, how="semi").sort(*seat, "turn")
+    close = turns.filter(pl.col("dominance") >= win - 2).select(*seat, "match_index").unique() \
+        .collect(engine="streaming")
+    # their matches first, by integer index within each variant (cheap to test on every
+    # row), then exactly their seats
+    theirs = pl.lit(False)
+    for (variant,), part in close.group_by(["variant"]):
+        theirs = theirs | ((pl.col("variant") == variant)
+                           & pl.col("match_index").is_in(part.get_column("match_index").unique()
+                                                         .implode()))
+    runs = (turns.filter(theirs).join(close.lazy().select(seat), on=seat, how="semi")
+            .sort(*seat, "turn")
             .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
             .with_columns(pl.col("run").max().over(seat).alias("last_run"))
             .filter(pl.col("dominance") > 0)

@@ -239,7 +239,8 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
     the run check, every table and chart): its wall seconds and its peak resident
     memory, both measured on that one child process (os.wait4's rusage, so nothing
     this process holds is counted). Issue 14's target: under 5 s and 500 MB on a
-    12,000-match run."""
+    12,000-match run. Also its CPU seconds (all threads), to tell a slow report from
+    a busy machine."""
     run_dir = Path(run_dir)
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(out) if out is not None else Path(tmp) / "report.html"
@@ -259,4 +260,7 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
         .collect().item()
     # ru_maxrss is in kilobytes on Linux
     return {"run": str(run_dir), "matches": matches, "wall_seconds": round(seconds, 2),
+            # CPU seconds of the child (user + system, every thread): on a shared machine
+            # wall time also counts the waits for a core, CPU time does not
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "report_kb": round(size / 1024, 1)}
