@@ -50,18 +50,16 @@ def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
     # would hold gigabytes and take seconds
     names = turns.select("variant").unique().collect().get_column("variant").sort()
     parts = [_stalls_of(turns.filter(pl.col("variant") == v)
-                        .select("match_id", "match_index", "turn", "seat", "score").collect(),
-                        events.filter(pl.col("variant") == v), v, stall_turns)
+                        .select("match_id", "match_index", "turn", "seat", "score"),
+                        events.filter(pl.col("variant") == v), v, stall_turns).collect()
              for v in names]
     return pl.concat(parts, how="vertical_relaxed") if parts else _empty()
 
 
-def _stalls_of(turns: pl.DataFrame, events: pl.DataFrame, variant: str,
-               stall_turns: int) -> pl.DataFrame:
+def _stalls_of(turns: pl.LazyFrame, events: pl.DataFrame, variant: str,
+               stall_turns: int) -> pl.LazyFrame:
     """stalls() of one variant's rows (match_id, match_index, turn, seat, score), keyed by
-    match_index alone (a variant's match_id names its match_index)."""
-    if turns.height == 0:
-        return _empty()
+    match_index alone (a variant's match_id names its match_index), as one query."""
     per_seat = turns.select("match_index", "turn", "seat", "score").sort(
         "match_index", "seat", "turn")
     # sorted, a seat's previous turn is the row above when that row is the same seat's:
@@ -71,7 +69,7 @@ def _stalls_of(turns: pl.DataFrame, events: pl.DataFrame, variant: str,
         pl.when(same).then(pl.col("score") != pl.col("score").shift(1)).otherwise(True)
         .fill_null(True).alias("changed"))
     per_turn = changed.group_by("match_index", "turn").agg(pl.col("changed").any())
-    caps = (events.filter(pl.col("kind").is_in(CAPTURES)).select("match_index", "turn")
+    caps = (events.lazy().filter(pl.col("kind").is_in(CAPTURES)).select("match_index", "turn")
             .unique().with_columns(pl.lit(True).alias("captured")))
     per_turn = (per_turn.join(caps, on=["match_index", "turn"], how="left")
                 .with_columns((pl.col("changed") | pl.col("captured").fill_null(False))
@@ -87,7 +85,7 @@ def _stalls_of(turns: pl.DataFrame, events: pl.DataFrame, variant: str,
             .sort(["match_index", "quiet", "turn"], descending=[False, True, False])
             .unique(subset="match_index", keep="first", maintain_order=True))
     ids = turns.select("match_index", "match_id").unique(subset="match_index")
-    return runs.join(ids, on="match_index", how="left").select(
+    return runs.join(ids, on="match_index", how="left").sort("match_index").select(
         pl.lit(variant, pl.Utf8).alias("variant"), "match_id", "match_index",
         pl.lit("stall").alias("flag"), "turn",
         pl.format("{} quiet turns from turn {}", "quiet", "turn").alias("detail"))

@@ -201,6 +201,7 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     """
     life = (events.filter(pl.col("kind").is_in(["transfer", "capture", "revolt_start",
                                                 "revolt_end"]) & pl.col("city").is_not_null())
+            .select(*MATCH, "city", "event", "kind", "detail", "seat", "by")
             .sort(*MATCH, "city", "event"))
     city = [*MATCH, "city"]
 
