@@ -85,17 +85,16 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     capture's two sides exclude each other)."""
     kind, seat = pl.col("kind"), pl.col("seat")
     events = events.lazy()
-    named, mechanics = pl.collect_all([
-        events.filter(kind.is_in(["built", "research"]), pl.col("detail").is_not_null())
-        .select("variant", "match_index",
-                pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech"))
-                .alias("kind"), pl.col("detail").alias("item"))
-        .unique(),
-        # only the side a mechanic asks for matters: any seat index (>= 0) or neutral
-        events.filter(kind.is_in(sorted({k for k, _side in MECHANICS.values()})))
-        .select("variant", "match_index", "kind", seat.clip(upper_bound=0))
-        .unique(),
-    ], engine="streaming")
+    # two passes one after the other (not collect_all): each holds its own read buffers
+    named = (events.filter(kind.is_in(["built", "research"]), pl.col("detail").is_not_null())
+             .select("variant", "match_index",
+                     pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech"))
+                     .alias("kind"), pl.col("detail").alias("item"))
+             .unique().collect(engine="streaming"))
+    # only the side a mechanic asks for matters: any seat index (>= 0) or neutral
+    mechanics = (events.filter(kind.is_in(sorted({k for k, _side in MECHANICS.values()})))
+                 .select("variant", "match_index", "kind", seat.clip(upper_bound=0))
+                 .unique().collect(engine="streaming"))
     item = pl.lit(None, pl.Utf8)
     for name, (event, side) in reversed(MECHANICS.items()):
         acted = kind == event

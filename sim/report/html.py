@@ -45,6 +45,11 @@ def _svg(chart) -> str:
     return vlc.vegalite_to_svg(chart.to_dict(validate=False))
 
 
+def _chart_slot(i: int) -> str:
+    """Where chart i goes in the page until it is drawn (no text of ours contains it)."""
+    return f"\x00chart {i}\x00"
+
+
 def _fmt(value: Any, kind: str = "") -> str:
     if value is None:
         return "–"
@@ -165,13 +170,16 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     # content aggregates stream through the scans (a 12,000-match run's events and
     # turns tables hold some 18 million rows)
     run = scan_run(run_dir)
+    prov = run.provenance
+    # the widest pass first, while nothing else is held: its buffers then never stack on
+    # the event rows below (the report's peak memory)
+    usage = metrics.content_usage(run.matches, run.events, prov)
     events = event_rows(run.events, metrics.EVENT_KINDS)
     baseline = baseline or run.baseline
     variants = run.variants
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
                          f"({', '.join(variants)})")
-    prov = run.provenance
     errors = metrics.error_rates(run.matches, run.errors)
     freq = metrics.victory_frequencies(run.matches, errors=run.errors)
     tests = mix = None
@@ -197,9 +205,14 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     def section(title: str, body: str) -> None:
         sections.append(f"<h2>{html.escape(title)}</h2>{body}")
 
+    # charts are drawn once every table is computed: the renderer's JavaScript engine
+    # takes some 100 MB, which then never sits on top of a scan's buffers
+    charts_drawn: list = []
+
     def figure(chart, caption: str) -> str:
-        return f"<figure class='chart'>{_svg(chart)}<figcaption class='muted'>" \
-               f"{html.escape(caption)}</figcaption></figure>"
+        charts_drawn.append(chart)
+        return f"<figure class='chart'>{_chart_slot(len(charts_drawn) - 1)}" \
+               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
     if gate is not None:
         fails = gate.filter(~pl.col("verdict").str.starts_with("PASS")).height
@@ -318,7 +331,6 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                    "Win rate by seat position (seating rotates with the match index).") +
             figure(charts.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
                    "Win rate by AI personality."))
-    usage = metrics.content_usage(run.matches, run.events, prov)
     n_dead = usage.filter(pl.col("dead")).select("category", "item").unique().height
     section("Content usage",
             _table(content_table(usage), highlight="dead") +
@@ -343,9 +355,13 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))
-    named = mentioned_rules("".join(sections))
+    del events, flags, usage  # every table is written: hand their memory back before drawing
+    body = "".join(sections)
+    for i, chart in enumerate(charts_drawn):
+        body = body.replace(_chart_slot(i), _svg(chart), 1)
+    named = mentioned_rules(body)
     if named:
-        section("Rules named in this report", _glossary(named))
+        body += f"<h2>Rules named in this report</h2>{_glossary(named)}"
     title = f"Balance report — {prov.get('experiment', {}).get('name', Path(run_dir).name)}"
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
@@ -353,7 +369,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + failure_line(errors, run_dir) + dropped_line(run.matches) + "".join(sections)
+            + failure_line(errors, run_dir) + dropped_line(run.matches) + body
             + "</body></html>")
 
 
