@@ -16,7 +16,7 @@ from sim.analysis import charts, metrics
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import RunScan, event_rows, scan_run
+from sim.analysis.load import Run, RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 from sim.rules.glossary import RULE_TITLES, mentioned_rules
@@ -79,7 +79,7 @@ def _table(frame: pl.DataFrame, formats: dict[str, str] | None = None,
     return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def summary_table(run: RunScan, freq: pl.DataFrame, gold: pl.DataFrame,
+def summary_table(run: Run | RunScan, freq: pl.DataFrame, gold: pl.DataFrame,
                   errors: pl.DataFrame) -> pl.DataFrame:
     """One row per variant (every variant, even one whose matches all failed):
     matches played, finished and failed with the error rate, mean end turn, each
@@ -171,15 +171,15 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     # turns tables hold some 18 million rows)
     run = scan_run(run_dir)
     prov = run.provenance
-    # the widest pass first, while nothing else is held: its buffers then never stack on
-    # the event rows below (the report's peak memory)
-    usage = metrics.content_usage(run.matches, run.events, prov)
-    events = event_rows(run.events, metrics.EVENT_KINDS)
     baseline = baseline or run.baseline
     variants = run.variants
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
                          f"({', '.join(variants)})")
+    # the widest pass first, while nothing else is held: its buffers then never stack on
+    # the event rows below (the report's peak memory)
+    usage = metrics.content_usage(run.matches, run.events, prov)
+    events = event_rows(run.events, metrics.EVENT_KINDS)
     errors = metrics.error_rates(run.matches, run.errors)
     freq = metrics.victory_frequencies(run.matches, errors=run.errors)
     tests = mix = None
