@@ -7,6 +7,7 @@ per problem naming file, line and key, and exits with status 2; no traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -734,6 +735,15 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     """Write the self-contained HTML report of a sweep's run folder (refused when the
     run is incomplete or damaged: see `sim check-run`). With --against, the regression
     gate comes first; exit status 3 when it fails (after the report is written)."""
+    # jsonschema (under altair) imports rfc3987_syntax when it is installed, to check the
+    # "iri" string format, and that module builds a parser at import: 1-2 s of every
+    # report. No Vega-Lite schema uses the format, so this process does without it.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    # polars' allocator (jemalloc) keeps freed pages for seconds by default, so each
+    # scan's buffers stack up on the last one's: hand them back at once (set before
+    # polars loads; an explicit setting in the environment wins)
+    if "polars" not in sys.modules:
+        os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     from sim.report.html import write_report
     from sim.rules.tables import REPO_ROOT
 
@@ -955,6 +965,17 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 
     result = run(positions)
     _print_bench(result, as_json)
+
+
+@bench_app.command("report")
+def bench_report(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+                 as_json: Annotated[bool, typer.Option("--json")] = False,
+                 out: Annotated[Path | None, typer.Option(
+                     help="Keep the report here (default: a temporary file).")] = None) -> None:
+    """Wall seconds and peak memory of one `sim report RUN_DIR` in a fresh process."""
+    from sim.runner.bench import bench_report as run
+
+    _print_bench(run(run_dir, out), as_json)
 
 
 @app.command("demo")

@@ -581,6 +581,25 @@ def test_v18_v17_near_misses():
         ("base", 3, 3, 1, 2)]
 
 
+def test_v18_near_misses_use_each_variant_s_own_counter_to_win():
+    """A variant whose tables win at 7 counts peaks 5 and 6; the others keep 8 (the
+    default, or their own value read from provenance)."""
+    counters = [0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 0]  # runs peaking at 6, then 5
+    turns = pl.concat([frame("turns", [{**r, "match_id": f"{v}:0"}
+                                       for r in _turns(0, 0, counters)], v)
+                       for v in ("a", "b")])
+    m = pl.concat([matches_of(v, ["science"]) for v in ("a", "b")])
+    prov = {"variants": [
+        {"id": "a", "overrides": {}, "tables": {"dominance": {"counter_to_win": 8}}},
+        {"id": "b", "overrides": {"dominance.counter_to_win": 7},
+         "tables": {"dominance": {"counter_to_win": 7}}}]}
+    assert M.counters_to_win(prov) == {"a": 8, "b": 7}
+    out = M.near_misses(turns, m, cascade_log(), counter_to_win=M.counters_to_win(prov))
+    assert out.select("variant", "dominance_near_misses").rows() == [("a", 1), ("b", 2)]
+    assert M.near_misses(turns, m, cascade_log(), counter_to_win={"b": 7}).rows() == \
+        out.rows()
+
+
 # ---------------------------------------------------------------- loading
 
 def _write(root: Path, table: str, variant: str, rows: list[dict]) -> None:

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,44 @@ def test_report_has_every_section_and_the_provenance(report_file, run_dir):
     assert text.count("<svg") >= 10
 
 
+def test_glossary_names_exactly_the_rules_the_page_mentions(report_file):
+    """The last section lists each rule ID the rest of the page names, with its title,
+    and no other."""
+    from sim.rules.glossary import RULE_TITLES, mentioned_rules
+
+    text = report_file.read_text()
+    page, glossary = text.split("<h2>Rules named in this report</h2>", 1)
+    listed = re.findall(r"<tr><th class='l'>(\w+)</th><td class='l'>", glossary)
+    assert listed == mentioned_rules(page)
+    assert {"V08", "V18", "T13"} <= set(listed)
+    assert all(html_escape(RULE_TITLES[r]) in glossary for r in listed)
+    assert mentioned_rules("V18 and T13, not V180, aV01, B10 or a06d5418d1") == ["V18", "T13"]
+
+
+def test_changed_vs_baseline_has_a_panel_per_unit():
+    """Shares in percentage points, end turn in turns, capital falls per match: three
+    panels, each with its own axis."""
+    import polars as pl
+
+    from sim.analysis import charts
+
+    tests = pl.DataFrame({"variant": ["v"] * 4,
+                          "metric": ["victory=science", "winner_gold_share", "end_turn",
+                                     "capital_falls"],
+                          "difference": [0.05, -0.01, -2.0, 0.1], "lo": [0.01, -0.02, -3.0, None],
+                          "hi": [0.09, 0.0, -1.0, None], "changed": [True, False, True, False]})
+    panels = charts.effect_panels(tests)
+    assert panels.select("unit", "difference", "lo", "hi").rows() == [
+        ("Victory and gold shares (percentage points)", 5.0, 1.0, 9.0),
+        ("Victory and gold shares (percentage points)", -1.0, -2.0, 0.0),
+        ("End turn (turns)", -2.0, -3.0, -1.0),
+        ("Capital falls per match", 0.1, 0.1, 0.1)]
+    spec = charts.paired_differences(tests).to_dict()
+    assert [p["title"] for p in spec["vconcat"]] == [
+        "Victory and gold shares (percentage points)", "End turn (turns)",
+        "Capital falls per match"]
+
+
 def test_content_usage_section_highlights_exactly_the_dead_content(report_file, run_dir):
     """Every unit, building and tech of the run's tables has a row; the highlighted
     rows are the items some variant used in under 5 % of its matches."""
@@ -104,6 +143,47 @@ def test_content_usage_section_highlights_exactly_the_dead_content(report_file, 
     usage = metrics.content_usage(run.matches, run.events, run.provenance)
     assert highlighted == set(usage.filter(pl.col("dead"))["item"])
     assert highlighted, "the small run leaves some content unused"
+
+
+def test_the_lazy_report_inputs_give_the_same_tables_as_the_whole_tables(run_dir):
+    """The report reads events as event_rows(scan, metrics.EVENT_KINDS) and turns as a
+    scan: every metric it feeds them to gives the same frame as from load_run's
+    whole tables (so EVENT_KINDS names every kind they read)."""
+    from polars.testing import assert_frame_equal
+
+    from sim.analysis import anomalies, importance, metrics
+    from sim.analysis.load import event_rows, load_run, scan_run
+
+    whole, lean = load_run(run_dir), scan_run(run_dir)
+    events = event_rows(lean.events, metrics.EVENT_KINDS)
+    assert events.height < whole.events.height / 4
+    assert set(events["variant"]) == set(whole.events["variant"])
+    for f in (metrics.transfers_per_fall, metrics.eliminations_by_fall,
+              metrics.fall_to_elimination, metrics.revolting_taken_by_third):
+        assert_frame_equal(f(events), f(whole.events), check_exact=False)
+    assert_frame_equal(metrics.capital_falls_per_match(events, whole.matches),
+                       metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(metrics.cascade_depth(events, whole.seats),
+                       metrics.cascade_depth(whole.events, whole.seats))
+    assert_frame_equal(metrics.metric_observations(whole.matches, whole.seats, events),
+                       metrics.metric_observations(whole.matches, whole.seats, whole.events))
+    assert_frame_equal(metrics.near_misses(lean.turns, whole.matches, events),
+                       metrics.near_misses(whole.turns, whole.matches, whole.events))
+    assert_frame_equal(metrics.gold_share_over_turns(lean.turns, whole.seats),
+                       metrics.gold_share_over_turns(whole.turns, whole.seats))
+    assert_frame_equal(metrics.content_usage(whole.matches, lean.events, whole.provenance),
+                       metrics.content_usage(whole.matches, whole.events, whole.provenance))
+    assert_frame_equal(
+        importance.baseline_use(whole.matches, lean.events, whole.seats, "baseline"),
+        importance.baseline_use(whole.matches, whole.events, whole.seats, "baseline"))
+    flags = anomalies.anomalies(whole.matches, whole.seats, events, lean.turns, whole.errors)
+    assert_frame_equal(flags, anomalies.anomalies(whole.matches, whole.seats, whole.events,
+                                                  whole.turns, whole.errors))
+    # a quiet threshold low enough that the small run has stalls to compare
+    stalled = anomalies.stalls(whole.turns, whole.events, 1)
+    assert stalled.height
+    assert_frame_equal(anomalies.stalls(lean.turns, events, 1),
+                       stalled.sort("variant", "match_index"))
 
 
 def test_report_says_in_red_when_an_event_log_overflowed(run_dir, tmp_path):
@@ -194,9 +274,12 @@ def _chromium() -> str | None:
     return None
 
 
-def test_browser_draws_every_chart_offline(report_file, tmp_path):
-    """Headless Chromium opens the report: every chart has drawn marks, no request
-    leaves the machine, and a screenshot is saved under the test's folder."""
+@pytest.mark.parametrize("width", [1400, 800])
+def test_browser_draws_every_chart_offline(report_file, tmp_path, width):
+    """Headless Chromium opens the report at a desktop and a narrow width: every chart
+    has drawn marks, the page never scrolls sideways (a wide table scrolls inside its
+    div.wide), no request leaves the machine, and a screenshot is saved under the
+    test's folder."""
     playwright = pytest.importorskip("playwright.sync_api")
     chromium = _chromium()
     if chromium is None:
@@ -208,7 +291,7 @@ def test_browser_draws_every_chart_offline(report_file, tmp_path):
         browser = p.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900})
 
         def route(r):
             requests.append(r.request.url)
@@ -230,7 +313,15 @@ def test_browser_draws_every_chart_offline(report_file, tmp_path):
             assert marks.count() > 0, f"chart {i} drew no marks"
             box = figures.nth(i).locator("svg").first.bounding_box()
             assert box and box["width"] > 100 and box["height"] > 50
-        shot = tmp_path / "report.png"
+            assert box["x"] + box["width"] <= width + 1, f"chart {i} sticks out"
+        overflow = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert overflow[0] <= overflow[1], f"the page scrolls sideways: {overflow}"
+        # every table wider than the page sits in a div.wide that scrolls by itself
+        loose = page.evaluate("""[...document.querySelectorAll('table')]
+            .filter(t => t.getBoundingClientRect().right > window.innerWidth + 1
+                         && !t.closest('div.wide')).length""")
+        assert loose == 0, f"{loose} wide tables outside div.wide"
+        shot = tmp_path / f"report-{width}.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert shot.stat().st_size > 10_000

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -83,6 +84,17 @@ def normal_bounds(mean: str, sd: str, n: str, confidence: float,
 
 def nan_to_null(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
+
+
+def table_value(tables: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key ("dominance.counter_to_win") of a nested tables dict
+    (provenance's variants[].tables), None where it is missing."""
+    node: Any = tables
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def finished(matches: pl.DataFrame) -> pl.DataFrame:

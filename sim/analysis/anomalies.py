@@ -31,43 +31,64 @@ FLAGS = ("error", "stall", "truce_cycling", "blowout", "end_turn_outlier",
 SCHEMA = {"variant": pl.Utf8, "match_id": pl.Utf8, "match_index": pl.Int64,
           "flag": pl.Utf8, "turn": pl.Int64, "detail": pl.Utf8, "replay": pl.Utf8}
 CAPTURES = ("capture", "capital_fall")
+EVENT_KINDS = (*CAPTURES, "truce")  # the events the flags read
 
 
 def _empty() -> pl.DataFrame:
     return pl.DataFrame(schema={c: t for c, t in SCHEMA.items() if c != "replay"})
 
 
-def stalls(turns: pl.DataFrame, events: pl.DataFrame, stall_turns: int) -> pl.DataFrame:
+def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
+           stall_turns: int) -> pl.DataFrame:
     """Per match, its longest run of quiet turns (no capture, no score change of any
     seat) when it lasts `stall_turns` or more: flag rows with `turn` = the run's first
-    turn. turns: the turns table (variant, match_id, match_index, turn, seat, score);
-    events: the events table."""
-    if turns.height == 0:
-        return _empty()
-    keys = ["variant", "match_index"]
-    per_seat = turns.select(*MATCH, "match_index", "turn", "seat", "score").sort(
-        [*keys, "seat", "turn"])
+    turn. turns: the turns table (variant, match_id, match_index, turn, seat, score),
+    or its lazy scan (sim.analysis.load.scan_table); events: the events table."""
+    turns = turns.lazy()
+    # one variant's rows at a time (the hive layout reads only its files): every run lies
+    # within one match, and sorting a whole 12,000-match turns table by its string keys
+    # would hold gigabytes and take seconds
+    names = turns.select("variant").unique().collect().get_column("variant").sort()
+    parts = [_stalls_of(turns.filter(pl.col("variant") == v)
+                        .select("match_id", "match_index", "turn", "seat", "score"),
+                        events.filter(pl.col("variant") == v), v, stall_turns).collect()
+             for v in names]
+    return pl.concat(parts, how="vertical_relaxed") if parts else _empty()
+
+
+def _stalls_of(turns: pl.LazyFrame, events: pl.DataFrame, variant: str,
+               stall_turns: int) -> pl.LazyFrame:
+    """stalls() of one variant's rows (match_id, match_index, turn, seat, score), keyed by
+    match_index alone (a variant's match_id names its match_index), as one query."""
+    per_seat = turns.select("match_index", "turn", "seat", "score").sort(
+        "match_index", "seat", "turn")
+    # sorted, a seat's previous turn is the row above when that row is the same seat's:
+    # a shift and a mask, not a window over every seat of every match
+    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in ("match_index", "seat"))
     changed = per_seat.with_columns(
-        (pl.col("score") != pl.col("score").shift(1).over([*keys, "seat"]))
+        pl.when(same).then(pl.col("score") != pl.col("score").shift(1)).otherwise(True)
         .fill_null(True).alias("changed"))
-    per_turn = changed.group_by([*MATCH, "match_index", "turn"]).agg(pl.col("changed").any())
-    caps = (events.filter(pl.col("kind").is_in(CAPTURES)).select(*keys, "turn").unique()
-            .with_columns(pl.lit(True).alias("captured")))
-    per_turn = (per_turn.join(caps, on=[*keys, "turn"], how="left")
+    per_turn = changed.group_by("match_index", "turn").agg(pl.col("changed").any())
+    caps = (events.lazy().filter(pl.col("kind").is_in(CAPTURES)).select("match_index", "turn")
+            .unique().with_columns(pl.lit(True).alias("captured")))
+    per_turn = (per_turn.join(caps, on=["match_index", "turn"], how="left")
                 .with_columns((pl.col("changed") | pl.col("captured").fill_null(False))
                               .alias("active"))
-                .sort([*keys, "turn"])
-                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().over(keys)
-                              .alias("run")))
+                .sort("match_index", "turn")
+                # numbered across matches, not within each: (match, run) still names
+                # the same quiet stretches
+                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().alias("run")))
     runs = (per_turn.filter(~pl.col("active"))
-            .group_by([*MATCH, "match_index", "run"])
+            .group_by("match_index", "run")
             .agg(pl.len().alias("quiet"), pl.col("turn").min().alias("turn"))
             .filter(pl.col("quiet") >= stall_turns)
-            .sort([*keys, "quiet", "turn"], descending=[False, False, True, False])
-            .unique(subset=keys, keep="first", maintain_order=True))
-    return runs.select(*MATCH, "match_index", pl.lit("stall").alias("flag"), "turn",
-                       pl.format("{} quiet turns from turn {}", "quiet", "turn")
-                       .alias("detail"))
+            .sort(["match_index", "quiet", "turn"], descending=[False, True, False])
+            .unique(subset="match_index", keep="first", maintain_order=True))
+    ids = turns.select("match_index", "match_id").unique(subset="match_index")
+    return runs.join(ids, on="match_index", how="left").sort("match_index").select(
+        pl.lit(variant, pl.Utf8).alias("variant"), "match_id", "match_index",
+        pl.lit("stall").alias("flag"), "turn",
+        pl.format("{} quiet turns from turn {}", "quiet", "turn").alias("detail"))
 
 
 def truce_cycling(events: pl.DataFrame, cycles: int) -> pl.DataFrame:
@@ -150,12 +171,13 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
 
 
 def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
-              turns: pl.DataFrame, errors: pl.DataFrame,
+              turns: pl.DataFrame | pl.LazyFrame, errors: pl.DataFrame,
               settings: AnomalySettings | None = None) -> pl.DataFrame:
     """Every flag of every match, one row per match × flag: variant, match_id,
     match_index, flag (FLAGS), turn (where it shows, null for an error), detail (in
     words) and replay (the command that replays the match). Sorted by variant, flag
-    in FLAGS order, match_index."""
+    in FLAGS order, match_index. `turns` may be a lazy scan (see stalls); `events`
+    needs only the rows of EVENT_KINDS (sim.analysis.load.event_rows)."""
     s = settings or AnomalySettings()
     parts = [stalls(turns, events, s.stall_turns), truce_cycling(events, s.truce_cycles),
              blowouts(matches, seats, s.blowout_ratio), end_turn_outliers(matches, s.outlier_iqr),
@@ -189,5 +211,5 @@ def anomaly_counts(flags: pl.DataFrame, matches: pl.DataFrame,
                      ["variant", "flag"], {"flag": FLAGS})
 
 
-__all__ = ["FLAGS", "anomalies", "anomaly_counts", "blowouts", "early_eliminations",
+__all__ = ["EVENT_KINDS", "FLAGS", "anomalies", "anomaly_counts", "blowouts", "early_eliminations",
            "end_turn_outliers", "stalls", "truce_cycling"]

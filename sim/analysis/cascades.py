@@ -9,6 +9,11 @@ import polars as pl
 
 from sim.analysis._frames import MATCH, finished, normal_bounds, variant_spine
 
+# the events this module's functions read (an elimination's cause is looked up among
+# them: only a capital_fall cause counts)
+EVENT_KINDS = ("capital_fall", "transfer", "kept", "eliminated", "capture", "revolt_start",
+               "revolt_end")
+
 
 def capital_falls_per_match(events: pl.DataFrame, matches: pl.DataFrame,
                             confidence: float = 0.95) -> pl.DataFrame:
@@ -55,12 +60,20 @@ def cascade_links(events: pl.DataFrame, within: int = CASCADE_WITHIN) -> pl.Data
     seat = ["variant", "match_index", "seat"]
     falls = (events.filter(pl.col("kind") == "capital_fall")
              .select(*seat, "event", "turn", "city", "value").sort(*seat, "event"))
-    linked = ((pl.col("city") == pl.col("value").shift(1).over(seat))
-              & (pl.col("turn") - pl.col("turn").shift(1).over(seat) <= within)).fill_null(False)
-    return (falls.with_columns((~linked).cum_sum().over(seat).cast(pl.Int64).alias("cascade"))
-            .with_columns(pl.int_range(1, pl.len() + 1).over(*seat, "cascade")
-                          .cast(pl.Int64).alias("step"))
-            .select(*seat, "event", "turn", "cascade", "step"))
+    # sorted by seat, a fall's previous fall of the same seat is the row above when that
+    # row is the same seat's; a cascade's and a seat's first rows are where a running
+    # count restarts (shifts, masks and forward fills: a window per seat and per cascade
+    # over tens of thousands of small groups cost far more)
+    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in seat).fill_null(False)
+    linked = (same & (pl.col("city") == pl.col("value").shift(1))
+              & (pl.col("turn") - pl.col("turn").shift(1) <= within)).fill_null(False)
+    starts = (~linked).cum_sum()
+    row = pl.int_range(pl.len())
+    return (falls.with_columns(
+        (starts - pl.when(~same).then(starts).forward_fill() + 1).cast(pl.Int64)
+        .alias("cascade"),
+        (row - pl.when(~linked).then(row).forward_fill() + 1).cast(pl.Int64).alias("step"))
+        .select(*seat, "event", "turn", "cascade", "step"))
 
 
 def cascade_depth(events: pl.DataFrame, seats: pl.DataFrame | None = None,
@@ -126,8 +139,9 @@ def eliminations_by_fall(events: pl.DataFrame) -> pl.DataFrame:
     Columns: variant, eliminations, by_capital_fall (eliminated rows whose `cause`
     is a capital_fall row of the same match), share (null with no elimination).
     """
-    kinds = events.select(*MATCH, pl.col("event").alias("cause"),
-                          pl.col("kind").alias("cause_kind"))
+    # only a capital_fall cause counts, so only those rows are looked up
+    kinds = events.filter(pl.col("kind") == "capital_fall").select(
+        *MATCH, pl.col("event").alias("cause"), pl.col("kind").alias("cause_kind"))
     per = (events.filter(pl.col("kind") == "eliminated").select(*MATCH, "cause")
            .join(kinds, on=[*MATCH, "cause"], how="left")
            .group_by("variant")
@@ -187,13 +201,21 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     """
     life = (events.filter(pl.col("kind").is_in(["transfer", "capture", "revolt_start",
                                                 "revolt_end"]) & pl.col("city").is_not_null())
+            .select(*MATCH, "city", "event", "kind", "detail", "seat", "by")
             .sort(*MATCH, "city", "event"))
     city = [*MATCH, "city"]
+
+    def ahead(col: str, n: int) -> pl.Expr:
+        # sorted by city, the city's n-th next event is n rows down if that row is its
+        # (a shift and a mask: a window over every city of every match costs far more)
+        same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(-n) for c in city)
+        return pl.when(same).then(pl.col(col).shift(-n))
+
     life = life.with_columns(
-        pl.col("kind").shift(-1).over(city).alias("next_kind"),
-        pl.col("detail").shift(-1).over(city).alias("next_detail"),
-        pl.col("kind").shift(-2).over(city).alias("end_kind"),
-        pl.col("by").shift(-2).over(city).alias("end_by"),
+        ahead("kind", 1).alias("next_kind"),
+        ahead("detail", 1).alias("next_detail"),
+        ahead("kind", 2).alias("end_kind"),
+        ahead("by", 2).alias("end_by"),
     )
     taken = ((pl.col("next_kind") == "revolt_start") & (pl.col("next_detail") == "transfer")
              & pl.col("end_kind").is_in(["capture", "transfer"]))
@@ -215,6 +237,7 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     return out.sort("variant")
 
 
-__all__ = ["CASCADE_WITHIN", "capital_falls_per_match", "cascade_depth", "cascade_links",
-           "eliminations_by_fall", "fall_to_elimination", "revolting_taken_by_third",
+__all__ = ["CASCADE_WITHIN", "EVENT_KINDS", "capital_falls_per_match", "cascade_depth",
+           "cascade_links", "eliminations_by_fall", "fall_to_elimination",
+           "revolting_taken_by_third",
            "transfers_per_fall"]

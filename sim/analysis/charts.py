@@ -127,27 +127,64 @@ def win_rates(frame: pl.DataFrame, by: str) -> alt.Chart:
         width=WIDTH, height=200, title=f"Win rate by {by}")
 
 
-def paired_differences(tests: pl.DataFrame) -> alt.Chart:
-    """Variant minus baseline per metric with its paired interval and the corrected
-    verdict. `tests` needs variant, metric, difference, changed; lo/hi where
-    available (a row without them is drawn as a point)."""
+# the panels of paired_differences: (title, scale applied to the differences, which
+# metrics); a metric no panel claims gets a panel of its own, unscaled
+EFFECT_UNITS = (
+    ("Victory and gold shares (percentage points)", 100.0,
+     pl.col("metric").str.starts_with("victory=") | pl.col("metric").str.ends_with("_share")),
+    ("End turn (turns)", 1.0, pl.col("metric") == "end_turn"),
+    ("Capital falls per match", 1.0, pl.col("metric") == "capital_falls"),
+)
+
+
+def effect_panels(tests: pl.DataFrame) -> pl.DataFrame:
+    """paired_differences' rows by unit: `tests` (variant, metric, difference, changed,
+    lo/hi where available) plus unit (the panel title, EFFECT_UNITS; the metric's own
+    name for one no panel claims) and difference, lo, hi in that unit (shares × 100:
+    percentage points). A row without lo/hi gets its difference as both (drawn as a
+    point). Rows keep their order; units in EFFECT_UNITS order."""
     frame = tests
     if "lo" not in frame.columns:
         frame = frame.with_columns(pl.col("difference").alias("lo"),
                                    pl.col("difference").alias("hi"))
     frame = frame.with_columns(pl.col("lo").fill_null(pl.col("difference")),
                                pl.col("hi").fill_null(pl.col("difference")))
-    base = alt.Chart(_data(frame)).encode(
-        y=alt.Y("metric:N", title=None), yOffset="variant:N",
-        color=alt.Color("changed:N", scale=alt.Scale(domain=[True, False],
-                                                     range=["#d62728", "#7f7f7f"])))
-    points = base.mark_point(filled=True, size=50).encode(
-        x=alt.X("difference:Q", title="variant − baseline"),
-        shape="variant:N", tooltip=_tips(frame))
-    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return (zero + base.mark_rule().encode(x="lo:Q", x2="hi:Q") + points).properties(
-        width=WIDTH, height=alt.Step(14), title="Changed vs baseline (red: significant "
-                                                "after correction)")
+    unit: pl.Expr = pl.col("metric")
+    scale: pl.Expr = pl.lit(1.0)
+    for title, factor, claims in reversed(EFFECT_UNITS):
+        unit = pl.when(claims).then(pl.lit(title)).otherwise(unit)
+        scale = pl.when(claims).then(pl.lit(factor)).otherwise(scale)
+    frame = frame.with_columns(unit.alias("unit"), scale.alias("_scale"))
+    return frame.with_columns(pl.col(c) * pl.col("_scale") for c in ("difference", "lo", "hi")
+                              ).drop("_scale")
+
+
+def paired_differences(tests: pl.DataFrame) -> alt.VConcatChart:
+    """Variant minus baseline per metric with its paired interval and the corrected
+    verdict, one panel per unit (effect_panels: shares in percentage points, end turn
+    in turns, capital falls per match), each with its own axis so every effect can be
+    read. `tests` needs variant, metric, difference, changed; lo/hi where available (a
+    row without them is drawn as a point)."""
+    frame = effect_panels(tests)
+    order = [t for t, _f, _c in EFFECT_UNITS]
+    units = sorted(frame.get_column("unit").unique().to_list(),
+                   key=lambda u: (order.index(u) if u in order else len(order), u))
+    colour = alt.Color("changed:N", scale=alt.Scale(domain=[True, False],
+                                                    range=["#d62728", "#7f7f7f"]))
+    panels = []
+    for unit in units:
+        part = frame.filter(pl.col("unit") == unit)
+        base = alt.Chart(_data(part)).encode(y=alt.Y("metric:N", title=None),
+                                             yOffset="variant:N", color=colour)
+        points = base.mark_point(filled=True, size=50).encode(
+            x=alt.X("difference:Q", title="variant − baseline"),
+            shape="variant:N", tooltip=_tips(part))
+        zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4]).encode(
+            x="x:Q")
+        panels.append((zero + base.mark_rule().encode(x="lo:Q", x2="hi:Q") + points)
+                      .properties(width=WIDTH, height=alt.Step(14), title=unit))
+    return alt.vconcat(*panels).properties(
+        title="Changed vs baseline (red: significant after correction)")
 
 
 def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:

@@ -75,27 +75,41 @@ def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _usage_events(events: pl.DataFrame) -> pl.DataFrame:
-    """(variant, match_index, kind, item) for every use the events show: kind "built"
-    or "tech" with the item's name, or "mechanic" with the MECHANICS name."""
-    parts = [events.filter(pl.col("kind").is_in(["built", "research"]),
-                           pl.col("detail").is_not_null())
+def _usage_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """(variant, match_index, kind, item), unique, for every use the events show: kind
+    "built" or "tech" with the item's name, or "mechanic" with the MECHANICS name.
+    `events` may be a lazy scan (sim.analysis.load.scan_table): one streaming pass
+    keeps each match's distinct built and research names and its distinct (kind,
+    side) rows of the mechanics' kinds, a few percent of the table, and the names are
+    given to those (each row is at most one use: a kind names one mechanic, and
+    capture's two sides exclude each other)."""
+    kind, seat = pl.col("kind"), pl.col("seat")
+    events = events.lazy()
+    # two passes one after the other (not collect_all): each holds its own read buffers
+    named = (events.filter(kind.is_in(["built", "research"]), pl.col("detail").is_not_null())
              .select("variant", "match_index",
-                     pl.when(pl.col("kind") == "built").then(pl.lit("built"))
-                     .otherwise(pl.lit("tech")).alias("kind"),
-                     pl.col("detail").alias("item"))]
-    for name, (kind, side) in MECHANICS.items():
-        rows = events.filter(pl.col("kind") == kind)
+                     pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech"))
+                     .alias("kind"), pl.col("detail").alias("item"))
+             .unique().collect(engine="streaming"))
+    # only the side a mechanic asks for matters: any seat index (>= 0) or neutral
+    mechanics = (events.filter(kind.is_in(sorted({k for k, _side in MECHANICS.values()})))
+                 .select("variant", "match_index", "kind", seat.clip(upper_bound=0))
+                 .unique().collect(engine="streaming"))
+    item = pl.lit(None, pl.Utf8)
+    for name, (event, side) in reversed(MECHANICS.items()):
+        acted = kind == event
         if side == "seat":  # a seat acted (a capture: a seat's city was taken)
-            rows = rows.filter(pl.col("seat") >= 0)
+            acted = acted & (seat >= 0)
         elif side == "village":
-            rows = rows.filter(pl.col("seat") == NEUTRAL)
-        parts.append(rows.select("variant", "match_index", pl.lit("mechanic").alias("kind"),
-                                 pl.lit(name).alias("item")))
-    return pl.concat(parts).unique()
+            acted = acted & (seat == NEUTRAL)
+        item = pl.when(acted).then(pl.lit(name)).otherwise(item)
+    used = (mechanics.select("variant", "match_index", pl.lit("mechanic").alias("kind"),
+                             item.alias("item"))
+            .drop_nulls("item"))
+    return pl.concat([named, used]).unique()
 
 
-def content_usage(matches: pl.DataFrame, events: pl.DataFrame,
+def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
                   provenance: dict[str, Any] | None = None, confidence: float = 0.95,
                   dead_below: float = DEAD_SHARE) -> pl.DataFrame:
     """One row per variant × item: how many finished matches used it at least once.
@@ -107,8 +121,9 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame,
     below `dead_below`: a lever on it does nothing), matches_with_dropped_events
     (finished matches whose event log overflowed, so `used` may undercount).
     Items: the variant's tables in `provenance` (item_lists), plus any name its
-    events show; mechanics: MECHANICS, in that order. Sorted by variant, category
-    (CATEGORIES order), then the tables' order.
+    events show (`events`: the table, or its lazy scan); mechanics: MECHANICS, in
+    that order. Sorted by variant, category (CATEGORIES order), then the tables'
+    order.
     """
     done = finished(matches).select("variant", "match_index", "events_dropped")
     per_variant = done.group_by("variant").agg(
@@ -118,12 +133,13 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame,
     uses = _usage_events(events).join(done.select("variant", "match_index"),
                                       on=["variant", "match_index"], how="semi")
     lists = item_lists(provenance or {})
+    named = {(v, k): items for v, k, items in
+             uses.filter(pl.col("kind").is_in(["built", "tech"]))
+             .group_by("variant", "kind").agg(pl.col("item").unique().sort()).iter_rows()}
     rows: list[tuple[str, str, str, str, int]] = []  # variant, category, kind, item, rank
     for variant in sorted(set(done.get_column("variant").to_list()) | set(lists)):
         known = lists.get(variant, {"unit": [], "building": [], "tech": []})
-        mine = uses.filter(pl.col("variant") == variant)
-        seen = {k: sorted(mine.filter(pl.col("kind") == k).get_column("item").unique())
-                for k in ("built", "tech")}
+        seen = {k: named.get((variant, k), []) for k in ("built", "tech")}
         listed = [("unit", "built", known["unit"]), ("building", "built", known["building"]),
                   ("tech", "tech", known["tech"])]
         extra = [("built", "built", [n for n in seen["built"]

@@ -20,22 +20,13 @@ from typing import Any
 import polars as pl
 
 from sim.analysis._frames import finished
+from sim.analysis._frames import table_value as _lookup
 from sim.analysis.stats import mcnemar_exact, paired_share_interval
 from sim.analysis.victory import victory_frequencies
 
 DEFAULT_BANDS: dict[str, tuple[float, float]] = {
     "conquest": (0.10, 0.45), "science": (0.10, 0.45), "dominance": (0.10, 0.45),
     "turn_limit": (0.0, 0.30)}
-
-
-def _lookup(tables: dict[str, Any], dotted: str) -> Any:
-    """The value at a dotted key of a nested tables dict, None where it is missing."""
-    node: Any = tables
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def curves_of(provenance: dict[str, Any]) -> dict[str, list[tuple[float, str]]]:

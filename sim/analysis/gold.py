@@ -66,8 +66,21 @@ def gold_share(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
         "variant", "group", "mean", "lo", "hi", "n", "matches")
 
 
-def standing_turns(turns: pl.DataFrame, seats: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The rows of `turns` of seats still standing at the end of that turn.
+def _standing(turns: pl.LazyFrame, seats: pl.DataFrame | None) -> pl.LazyFrame:
+    if seats is None:
+        return turns.filter((pl.col("region") + pl.col("population") + pl.col("cities")
+                             + pl.col("monuments")) > 0)
+    gone = seats.lazy().select("variant", "match_index", "seat", "eliminated_turn")
+    return (turns.join(gone, on=["variant", "match_index", "seat"], how="left")
+            .filter(pl.col("eliminated_turn").is_null()
+                    | (pl.col("turn") < pl.col("eliminated_turn")))
+            .drop("eliminated_turn"))
+
+
+def standing_turns(turns: pl.DataFrame | pl.LazyFrame,
+                   seats: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The rows of `turns` (the table or its lazy scan) of seats still standing at
+    the end of that turn.
 
     With `seats`: rows before the seat's eliminated_turn (all rows of a seat never
     eliminated). Without: rows where the seat holds region, population, city or
@@ -75,29 +88,23 @@ def standing_turns(turns: pl.DataFrame, seats: pl.DataFrame | None = None) -> pl
     holds nothing but its gold), the same rows unless a variant sets all those
     weights to 0.
     """
-    if seats is None:
-        return turns.filter((pl.col("region") + pl.col("population") + pl.col("cities")
-                             + pl.col("monuments")) > 0)
-    gone = seats.select("variant", "match_index", "seat", "eliminated_turn")
-    return (turns.join(gone, on=["variant", "match_index", "seat"], how="left")
-            .filter(pl.col("eliminated_turn").is_null()
-                    | (pl.col("turn") < pl.col("eliminated_turn")))
-            .drop("eliminated_turn"))
+    return _standing(turns.lazy(), seats).collect()
 
 
-def gold_share_over_turns(turns: pl.DataFrame,
+def gold_share_over_turns(turns: pl.DataFrame | pl.LazyFrame,
                           seats: pl.DataFrame | None = None) -> pl.DataFrame:
     """T13's gold term as a share of score, turn by turn, over standing seats.
 
     Columns: variant, turn, mean_share (mean over the seat rows of that turn that
     are standing (standing_turns) and have score > 0 of gold / score), n (those
-    rows). Pass `seats` to read eliminations from seats.eliminated_turn.
+    rows). Pass `seats` to read eliminations from seats.eliminated_turn. `turns` may
+    be a lazy scan: the rows are aggregated as they stream, never held.
     """
-    out = (standing_turns(turns, seats).filter(pl.col("score") > 0)
+    out = (_standing(turns.lazy(), seats).filter(pl.col("score") > 0)
            .with_columns((pl.col("gold") / pl.col("score")).alias("share"))
            .group_by("variant", "turn")
            .agg(pl.col("share").mean().alias("mean_share"), pl.len().cast(pl.Int64).alias("n")))
-    return out.sort("variant", "turn")
+    return out.collect(engine="streaming").sort("variant", "turn")
 
 
 def score_decomposition(seats: pl.DataFrame) -> pl.DataFrame:

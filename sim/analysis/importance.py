@@ -189,7 +189,8 @@ def _use_filter(name: str, seat: int) -> pl.Expr | None:
     return (pl.col("kind") == "built") & (pl.col("detail") == name) & acted
 
 
-def baseline_use(matches: pl.DataFrame, events: pl.DataFrame, seats: pl.DataFrame,
+def baseline_use(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
+                 seats: pl.DataFrame,
                  baseline: str, provenance: dict[str, Any] | None = None) -> pl.DataFrame:
     """How often each restricted seat index used what its variant forbids, in its
     free twin's finished matches (free_twins), where it was free to.
@@ -198,26 +199,32 @@ def baseline_use(matches: pl.DataFrame, events: pl.DataFrame, seats: pl.DataFram
     that seat index used it at least once: built the unit or building, researched
     the tech, attacked a city, bought a tile, bought or granted a truce, rushed),
     matches (the twin's finished matches), share (null for `pact`, whose events
-    name the target only, and with no finished match)."""
+    name the target only, and with no finished match). `events`: the table, or its
+    lazy scan (sim.analysis.load.scan_table), read once per twin."""
     held_seats = restricted_seats(seats, baseline)
     twins = free_twins(held_seats.get_column("variant").unique().to_list(), baseline,
                        provenance)
-    rows = []
-    for variant, seat, forbid in held_seats.iter_rows():
-        if variant not in twins:
-            continue
-        twin = twins[variant]
+    rows = [{"variant": variant, "seat": seat, "item": item, "twin": twins[variant],
+             "expr": _use_filter(item, seat)}
+            for variant, seat, forbid in held_seats.iter_rows() if variant in twins
+            for item in forbid.split(",")]
+    for twin in dict.fromkeys(r["twin"] for r in rows):
         done = finished(matches).filter(pl.col("variant") == twin).select("match_index")
-        base_events = events.filter(pl.col("variant") == twin).join(
-            done, on="match_index", how="semi")
-        for item in forbid.split(","):
-            expr = _use_filter(item, seat)
-            used = (None if expr is None else
-                    base_events.filter(expr).get_column("match_index").n_unique())
-            share = None if used is None or done.height == 0 else used / done.height
-            rows.append({"variant": variant, "seat": seat, "item": item, "twin": twin,
-                         "used": used,
-                         "matches": done.height, "share": share})
+        mine = [(i, r) for i, r in enumerate(rows) if r["twin"] == twin]
+        counted = [pl.col("match_index").filter(r["expr"]).n_unique().alias(f"u{i}")
+                   for i, r in mine if r["expr"] is not None]
+        used = {}
+        if counted:  # every item of this twin counted in one pass over its events
+            used = (events.lazy().filter(pl.col("variant") == twin)
+                    .join(done.lazy(), on="match_index", how="semi")
+                    .select(counted).collect().row(0, named=True))
+        for i, r in mine:
+            r["used"] = used.get(f"u{i}")
+            r["matches"] = done.height
+            r["share"] = (None if r["used"] is None or done.height == 0
+                          else r["used"] / done.height)
+    for r in rows:
+        del r["expr"]
     schema = {"variant": pl.Utf8, "seat": pl.Int64, "item": pl.Utf8, "twin": pl.Utf8,
               "used": pl.Int64,
               "matches": pl.Int64, "share": pl.Float64}

@@ -1,8 +1,13 @@
-"""Reading a run folder (docs/outcomes.md) into eager polars DataFrames."""
+"""Reading a run folder (docs/outcomes.md): eagerly into polars DataFrames
+(`load_run`, for notebooks and tests), or lazily (`scan_run`, for the report: the
+events and turns tables of a 12,000-match run hold tens of millions of rows, so
+they stay Parquet scans that each metric aggregates with only the columns and
+rows it reads)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,20 +22,31 @@ def empty_table(table: str) -> pl.DataFrame:
     return pl.DataFrame(schema={**SCHEMAS[table], "variant": pl.Utf8})
 
 
+def scan_table(root: Path | str, table: str) -> pl.LazyFrame:
+    """One table of a run folder as a lazy Parquet scan: the table's columns in
+    schema order, `variant` (Utf8, from the hive path), then any others; rows in no
+    particular order (read_table sorts). An empty typed frame's scan when the folder
+    is missing. Filters on `variant` read only that variant's files."""
+    folder = Path(root) / table
+    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+        return empty_table(table).lazy()
+    # the layout of sim.outputs.store.scan, with `variant` forced to a string: a variant named
+    # "1" or "2024-01-01" must not be read back as a number or a date
+    # low_memory: a scan decodes a row group at a time rather than several at once; the
+    # report's filters over 14 million event rows peak 150 MB lower, and no slower
+    frame = pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
+                            hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False,
+                            low_memory=True)
+    names = frame.collect_schema().names()
+    columns = [c for c in (*SCHEMAS[table], "variant") if c in names]
+    extra = [c for c in names if c not in columns]
+    return frame.select(*columns, *extra)
+
+
 def read_table(root: Path | str, table: str) -> pl.DataFrame:
     """One table of a run folder, `variant` (Utf8) from the hive path, sorted by
     variant and the table's keys; an empty typed frame when the folder is missing."""
-    folder = Path(root) / table
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
-        return empty_table(table)
-    # the layout of sim.outputs.store.scan, with `variant` forced to a string: a variant named
-    # "1" or "2024-01-01" must not be read back as a number or a date
-    frame = pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
-                            hive_schema={"variant": pl.Utf8},
-                            try_parse_hive_dates=False).collect()
-    columns = [c for c in (*SCHEMAS[table], "variant") if c in frame.columns]
-    extra = [c for c in frame.columns if c not in columns]
-    return frame.select(*columns, *extra).sort(["variant", *SORT_KEYS[table]])
+    return scan_table(root, table).collect().sort(["variant", *SORT_KEYS[table]])
 
 
 class RunFolderError(ValueError):
@@ -55,12 +71,60 @@ class Run:
     @property
     def variants(self) -> list[str]:
         """Variant ids: provenance order first, then any other id found in the tables."""
-        ids = [v["id"] for v in self.provenance.get("variants", []) if "id" in v]
-        for frame in (self.matches, self.errors):
-            for vid in frame.get_column("variant").unique(maintain_order=True).to_list():
-                if vid not in ids:
-                    ids.append(vid)
-        return ids
+        return _variant_ids(self.provenance, self.matches, self.errors)
+
+
+@dataclass
+class RunScan:
+    """A run folder read for the report: the small tables (matches, seats, errors)
+    as DataFrames sorted like read_table's, the big ones (events, turns) as lazy
+    scans (scan_table), its provenance and baseline variant."""
+
+    matches: pl.DataFrame
+    seats: pl.DataFrame
+    events: pl.LazyFrame
+    turns: pl.LazyFrame
+    errors: pl.DataFrame
+    provenance: dict[str, Any] = field(default_factory=dict)
+    baseline: str | None = None
+    root: Path | None = None
+
+    @property
+    def variants(self) -> list[str]:
+        """Variant ids: provenance order first, then any other id found in the tables."""
+        return _variant_ids(self.provenance, self.matches, self.errors)
+
+
+def _variant_ids(provenance: dict[str, Any], *frames: pl.DataFrame) -> list[str]:
+    ids = [v["id"] for v in provenance.get("variants", []) if "id" in v]
+    for frame in frames:
+        for vid in frame.get_column("variant").unique(maintain_order=True).to_list():
+            if vid not in ids:
+                ids.append(vid)
+    return ids
+
+
+def _open(run_dir: Path | str, read) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """(root, tables by name via `read(root, table)`, provenance) of a run folder, or
+    RunFolderError (see load_run)."""
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise RunFolderError(f"{root}: no such run folder" if not root.exists()
+                             else f"{root}: not a folder")
+    tables = {table: read(root, table) for table in TABLES}
+    if tables["matches"].height == 0 and tables["errors"].height == 0:
+        raise RunFolderError(f"{root}: not a sweep run, or an empty one (no match and no "
+                             "error rows under matches/ or errors/)")
+    path = root / "provenance.json"
+    provenance: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    return root, tables, provenance
+
+
+def _baseline(provenance: dict[str, Any], ids: list[str]) -> str | None:
+    baseline = provenance.get("baseline")
+    if baseline is None:
+        baseline = ids[0] if ids else None
+    return baseline
 
 
 def load_run(run_dir: Path | str) -> Run:
@@ -72,23 +136,49 @@ def load_run(run_dir: Path | str) -> Run:
     Raises RunFolderError when `run_dir` is missing, not a folder, or holds no
     match and no error row (an empty run would analyse to nothing, silently).
     """
-    root = Path(run_dir)
-    if not root.is_dir():
-        raise RunFolderError(f"{root}: no such run folder" if not root.exists()
-                             else f"{root}: not a folder")
-    tables = {table: read_table(root, table) for table in TABLES}
-    if tables["matches"].height == 0 and tables["errors"].height == 0:
-        raise RunFolderError(f"{root}: not a sweep run, or an empty one (no match and no "
-                             "error rows under matches/ or errors/)")
-    path = root / "provenance.json"
-    provenance: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    root, tables, provenance = _open(run_dir, read_table)
     run = Run(**tables, provenance=provenance, root=root)
-    baseline = provenance.get("baseline")
-    if baseline is None:
-        ids = run.variants
-        baseline = ids[0] if ids else None
-    run.baseline = baseline
+    run.baseline = _baseline(provenance, run.variants)
     return run
 
 
-__all__ = ["Run", "RunFolderError", "empty_table", "load_run", "read_table"]
+def scan_run(run_dir: Path | str) -> RunScan:
+    """`run_dir` as load_run reads it (the same checks, baseline and sorted small
+    tables), except that events and turns stay lazy scans: nothing of theirs is read
+    until a metric collects the columns and rows it needs."""
+    lazy = {"events", "turns"}
+    root, tables, provenance = _open(
+        run_dir, lambda r, t: scan_table(r, t) if t in lazy else read_table(r, t))
+    run = RunScan(**tables, provenance=provenance, root=root)
+    run.baseline = _baseline(provenance, run.variants)
+    return run
+
+
+def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
+    """The rows of `events` whose kind is one of `kinds`, in no particular order
+    (every metric sorts what it needs: sorting all 15 columns would double this
+    frame's memory for nothing), plus a placeholder row (only `variant` set, every
+    other column null) for each variant of the events table none of whose rows is of
+    those kinds. A null kind
+    passes no metric's filter, so the metrics that list a row per variant of their
+    events (sim.analysis._frames.variant_spine) give the same rows from this frame
+    as from the whole table, as long as `kinds` holds every kind they read
+    (sim.analysis.metrics.EVENT_KINDS)."""
+    events = events.lazy()
+    # one chunk: the streaming engine hands back one per morsel, and every later filter
+    # over a frame of a hundred chunks pays for each
+    chosen = (events.filter(pl.col("kind").is_in(sorted(set(kinds))))
+              .collect(engine="streaming").rechunk())
+    # the hive column alone: no row of the table is decoded for it
+    every = events.select("variant").unique().collect(engine="streaming")
+    missing = every.join(chosen.select("variant").unique(), on="variant", how="anti")
+    if missing.height == 0:
+        return chosen
+    placeholders = missing.sort("variant").select(
+        *(pl.lit(None, dtype).alias(c) if c != "variant" else pl.col(c)
+          for c, dtype in chosen.schema.items()))
+    return pl.concat([chosen, placeholders])
+
+
+__all__ = ["Run", "RunFolderError", "RunScan", "empty_table", "event_rows", "load_run",
+           "read_table", "scan_run", "scan_table"]

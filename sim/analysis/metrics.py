@@ -2,7 +2,8 @@
 them by subject, so `from sim.analysis import metrics; metrics.victory_frequencies(...)`
 works in the report, the notebooks and `sim.metrics`.
 
-* victory: victory_frequencies, end_turn_distribution, near_misses (V01, V16–V19)
+* victory: victory_frequencies, end_turn_distribution, near_misses, counters_to_win
+  (V01, V16–V19)
 * paired: paired_victory_tests, victory_mix_tests, paired_metric_tests,
   metric_observations, significance (variant against baseline on common random
   numbers)
@@ -21,6 +22,10 @@ conventions in sim.analysis._frames.
 
 from __future__ import annotations
 
+from sim.analysis import anomalies as _anomalies
+from sim.analysis import cascades as _cascades
+from sim.analysis import paired as _paired
+from sim.analysis import victory as _victory
 from sim.analysis._frames import HUMAN_OUT, TERMS, VICTORIES, finished
 from sim.analysis.cascades import (
     CASCADE_WITHIN,
@@ -58,12 +63,27 @@ from sim.analysis.seats import (
     win_rate_by_personality,
     win_rate_by_seat,
 )
-from sim.analysis.victory import end_turn_distribution, near_misses, victory_frequencies
+from sim.analysis.victory import (
+    COUNTER_TO_WIN,
+    counters_to_win,
+    end_turn_distribution,
+    near_misses,
+    victory_frequencies,
+)
+
+# Every event kind the metrics that take an `events` DataFrame read (content_usage and
+# importance.baseline_use read every kind, from the lazy scan): the report passes them
+# sim.analysis.load.event_rows(scan, EVENT_KINDS) instead of the whole table, a few
+# percent of its rows, and gets the same numbers (tests/test_report.py checks it).
+EVENT_KINDS = tuple(sorted({*_cascades.EVENT_KINDS, *_anomalies.EVENT_KINDS,
+                            *_paired.EVENT_KINDS, *_victory.EVENT_KINDS}))
 
 __all__ = [
     "CASCADE_WITHIN",
+    "COUNTER_TO_WIN",
     "DEAD_SHARE",
     "DEFAULT_BANDS",
+    "EVENT_KINDS",
     "FAIR_ALPHA",
     "GROUPS",
     "HUMAN_OUT",
@@ -76,6 +96,7 @@ __all__ = [
     "cascade_depth",
     "cascade_links",
     "content_usage",
+    "counters_to_win",
     "dose_response",
     "eliminations_by_fall",
     "end_turn_distribution",

@@ -36,6 +36,7 @@ from sim.analysis.stats import (
 )
 
 PAIRED_METRICS = ("end_turn", "winner_gold_share", "standing_gold_share", "capital_falls")
+EVENT_KINDS = ("capital_fall",)  # the events metric_observations reads
 
 _TESTS_SCHEMA = {"variant": pl.Utf8, "metric": pl.Utf8, "baseline_value": pl.Float64,
                  "variant_value": pl.Float64, "difference": pl.Float64, "lo": pl.Float64,
@@ -250,5 +251,5 @@ def significance(tests: pl.DataFrame, method: str = "holm", alpha: float = 0.05)
     return out
 
 
-__all__ = ["PAIRED_METRICS", "ResolutionWarning", "metric_observations", "paired_metric_tests",
-           "paired_victory_tests", "significance", "victory_mix_tests"]
+__all__ = ["EVENT_KINDS", "PAIRED_METRICS", "ResolutionWarning", "metric_observations",
+           "paired_metric_tests", "paired_victory_tests", "significance", "victory_mix_tests"]

@@ -34,8 +34,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import statsmodels.api as sm
 from scipy import stats as sps
+from statsmodels.regression.linear_model import OLS
 from statsmodels.stats.contingency_tables import SquareTable, mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import multinomial_proportions_confint, proportion_confint
@@ -172,7 +172,7 @@ def clustered_mean(values: Sequence[float] | np.ndarray, clusters: Sequence | np
     mean = float(y.mean())
     if n_groups < 2:
         return mean, math.nan, math.nan, n, n_groups
-    fit = sm.OLS(y, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": g},
+    fit = OLS(y, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": g},
                                          use_t=True)
     se = float(fit.bse[0])
     if _no_spread(se, y):
@@ -213,7 +213,7 @@ def clustered_difference(values: Sequence[float] | np.ndarray,
     diff = float(y[x == 1].mean() - y[x == 0].mean())
     if n_groups < 2:
         return diff, math.nan, math.nan, math.nan, n_groups
-    fit = sm.OLS(y, np.column_stack([np.ones_like(x), x])).fit(
+    fit = OLS(y, np.column_stack([np.ones_like(x), x])).fit(
         cov_type="cluster", cov_kwds={"groups": g, "use_correction": False})
     # rounding can leave a zero variance a hair below 0
     se = math.sqrt(max(0.0, float(fit.cov_params()[1, 1])) * n_groups / (n_groups - 1))

@@ -3,12 +3,15 @@ instant victories that almost happened (V16–V18). Sorting and nulls: see _fram
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from sim.analysis._frames import (
     MATCH,
     finished,
     sort_keys,
+    table_value,
     variant_spine,
     victory_categories,
     wilson_columns,
@@ -70,29 +73,68 @@ def end_turn_distribution(matches: pl.DataFrame) -> pl.DataFrame:
     return sort_keys(out, ["variant", "victory"], {"victory": victory_categories(matches)})
 
 
-def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame,
-                counter_to_win: int = 8) -> pl.DataFrame:
+EVENT_KINDS = ("observatory_lost",)  # the events near_misses reads
+COUNTER_TO_WIN = 8  # V18's default: the dominance counter that wins
+
+
+def counters_to_win(provenance: dict[str, Any]) -> dict[str, int]:
+    """Variant id -> its dominance.counter_to_win (V18): the variant's override, else
+    its resolved tables' value as provenance.json recorded them; a variant with
+    neither is left out (near_misses then assumes COUNTER_TO_WIN)."""
+    out = {}
+    for v in provenance.get("variants", []):
+        value = (v.get("overrides") or {}).get("dominance.counter_to_win",
+                                               table_value(v.get("tables") or {},
+                                                           "dominance.counter_to_win"))
+        if "id" in v and isinstance(value, int) and not isinstance(value, bool):
+            out[v["id"]] = value
+    return out
+
+
+def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
+                events: pl.DataFrame,
+                counter_to_win: int | dict[str, int] = COUNTER_TO_WIN) -> pl.DataFrame:
     """Instant victories that almost happened: dominance (V18) and science (V16, V17).
 
     dominance_near_misses: runs of a seat's dominance counter (turns table, seat rows
     in turn order) that reached counter_to_win − 2 or counter_to_win − 1 (6 or 7 by
-    default) and then dropped back to 0; each run counts once, a run still going
+    default) and then dropped back to 0; `counter_to_win` is one value for every
+    variant or each variant's own (counters_to_win(provenance); COUNTER_TO_WIN for a
+    variant it leaves out); each run counts once, a run still going
     when the match ends does not count. observatories_lost: observatory_lost events
     (V17: a queued Observatory lost with its city). matches_with_near_miss: matches
     with at least one near miss of either kind. Columns: variant, matches,
-    dominance_near_misses, observatories_lost, matches_with_near_miss.
+    dominance_near_misses, observatories_lost, matches_with_near_miss. `turns` may
+    be a lazy scan (sim.analysis.load.scan_table).
     """
     seat = [*MATCH, "seat"]
-    runs = (turns.sort(*seat, "turn")
+    limits = counter_to_win if isinstance(counter_to_win, dict) else {}
+    default = COUNTER_TO_WIN if isinstance(counter_to_win, dict) else counter_to_win
+    win = pl.col("variant").replace_strict(list(limits), list(limits.values()),
+                                           default=default, return_dtype=pl.Int64)
+    turns = turns.lazy().select(*seat, "match_index", "turn", "dominance")
+    # only a seat whose counter ever reached counter_to_win - 2 can have a near miss:
+    # the runs of the others (nearly all rows) need not be sorted out at all
+    close = turns.filter(pl.col("dominance") >= win - 2).select(*seat, "match_index").unique() \
+        .collect(engine="streaming")
+    # their matches first, by integer index within each variant (cheap to test on every
+    # row), then exactly their seats
+    theirs = pl.lit(False)
+    for (variant,), part in close.group_by(["variant"]):
+        theirs = theirs | ((pl.col("variant") == variant)
+                           & pl.col("match_index").is_in(part.get_column("match_index").unique()
+                                                         .implode()))
+    runs = (turns.filter(theirs).join(close.lazy().select(seat), on=seat, how="semi")
+            .sort(*seat, "turn")
             .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
             .with_columns(pl.col("run").max().over(seat).alias("last_run"))
             .filter(pl.col("dominance") > 0)
             .group_by(*seat, "run")
             .agg(pl.col("dominance").max().alias("peak"), pl.col("last_run").first()))
-    missed = (runs.filter((pl.col("peak") >= counter_to_win - 2)
-                          & (pl.col("peak") < counter_to_win)
+    missed = (runs.filter((pl.col("peak") >= win - 2) & (pl.col("peak") < win)
                           & (pl.col("run") < pl.col("last_run")))
-              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom")))
+              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom"))
+              .collect(engine="streaming"))
     lost = (events.filter(pl.col("kind") == "observatory_lost")
             .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("obs")))
     per_match = (finished(matches).select(*MATCH)
@@ -106,4 +148,5 @@ def near_misses(turns: pl.DataFrame, matches: pl.DataFrame, events: pl.DataFrame
     return out.sort("variant")
 
 
-__all__ = ["end_turn_distribution", "near_misses", "victory_frequencies"]
+__all__ = ["COUNTER_TO_WIN", "EVENT_KINDS", "counters_to_win", "end_turn_distribution",
+           "near_misses", "victory_frequencies"]

@@ -16,12 +16,14 @@ from sim.analysis import charts, metrics
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import Run, load_run
+from sim.analysis.load import Run, RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
+from sim.rules.glossary import RULE_TITLES, mentioned_rules
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;
+     padding:0 1rem}
 h1{margin-bottom:.2rem} h2{border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2rem}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
@@ -38,7 +40,14 @@ code{background:#f4f4f4;padding:0 .2rem}
 def _svg(chart) -> str:
     import vl_convert as vlc
 
-    return vlc.vegalite_to_svg(chart.to_dict())
+    # the charts are ours and tested: validating each spec against Vega-Lite's JSON
+    # schema again cost a third of the rendering
+    return vlc.vegalite_to_svg(chart.to_dict(validate=False))
+
+
+def _chart_slot(i: int) -> str:
+    """Where chart i goes in the page until it is drawn (no text of ours contains it)."""
+    return f"\x00chart {i}\x00"
 
 
 def _fmt(value: Any, kind: str = "") -> str:
@@ -70,7 +79,7 @@ def _table(frame: pl.DataFrame, formats: dict[str, str] | None = None,
     return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def summary_table(run: Run, freq: pl.DataFrame, gold: pl.DataFrame,
+def summary_table(run: Run | RunScan, freq: pl.DataFrame, gold: pl.DataFrame,
                   errors: pl.DataFrame) -> pl.DataFrame:
     """One row per variant (every variant, even one whose matches all failed):
     matches played, finished and failed with the error rate, mean end turn, each
@@ -156,20 +165,28 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
     regression gate against the run `against` comes first; with `history`
     (sim.analysis.history) the baseline's victory mix night by night follows it."""
-    run = load_run(run_dir)
+    # the small tables whole, events and turns as scans: the metrics below read the
+    # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
+    # content aggregates stream through the scans (a 12,000-match run's events and
+    # turns tables hold some 18 million rows)
+    run = scan_run(run_dir)
+    prov = run.provenance
     baseline = baseline or run.baseline
     variants = run.variants
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
                          f"({', '.join(variants)})")
-    prov = run.provenance
+    # the widest pass first, while nothing else is held: its buffers then never stack on
+    # the event rows below (the report's peak memory)
+    usage = metrics.content_usage(run.matches, run.events, prov)
+    events = event_rows(run.events, metrics.EVENT_KINDS)
     errors = metrics.error_rates(run.matches, run.errors)
     freq = metrics.victory_frequencies(run.matches, errors=run.errors)
     tests = mix = None
     notes: list[str] = []
     if len(variants) > 1:
         tests = pl.concat([metrics.paired_victory_tests(run.matches, baseline),
-                           metrics.paired_metric_tests(run.matches, run.seats, run.events,
+                           metrics.paired_metric_tests(run.matches, run.seats, events,
                                                        baseline)],
                           how="diagonal_relaxed")
         if tests.height:
@@ -188,9 +205,14 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     def section(title: str, body: str) -> None:
         sections.append(f"<h2>{html.escape(title)}</h2>{body}")
 
+    # charts are drawn once every table is computed: the renderer's JavaScript engine
+    # takes some 100 MB, which then never sits on top of a scan's buffers
+    charts_drawn: list = []
+
     def figure(chart, caption: str) -> str:
-        return f"<figure class='chart'>{_svg(chart)}<figcaption class='muted'>" \
-               f"{html.escape(caption)}</figcaption></figure>"
+        charts_drawn.append(chart)
+        return f"<figure class='chart'>{_chart_slot(len(charts_drawn) - 1)}" \
+               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
     if gate is not None:
         fails = gate.filter(~pl.col("verdict").str.starts_with("PASS")).height
@@ -244,7 +266,9 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                 "match); p-values Holm-corrected across all metrics × variants; "
                 "highlighted rows changed at α = 0.05.</p>" + limited +
                 figure(charts.paired_differences(tests), "Variant minus baseline with 95% "
-                       "paired intervals"))
+                       "paired intervals, one panel per unit (each its own axis): victory "
+                       "and gold shares in percentage points, end turn in turns, capital "
+                       "falls per match."))
     if mix is not None and mix.height:
         section("Victory mix vs baseline",
                 _table(mix, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
@@ -287,17 +311,17 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                    "Mean share per turn over the seats standing at that turn.") +
             figure(charts.score_decomposition(metrics.score_decomposition(run.seats)),
                    "Mean points per score term, winners and standing seats."))
-    falls = metrics.capital_falls_per_match(run.events, run.matches)
-    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(run.events)),
+    falls = metrics.capital_falls_per_match(events, run.matches)
+    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(events)),
                       ("Eliminations caused by capital falls (V10)",
-                       metrics.eliminations_by_fall(run.events)),
+                       metrics.eliminations_by_fall(events)),
                       ("Turns from a first capital fall to elimination",
-                       metrics.fall_to_elimination(run.events)),
+                       metrics.fall_to_elimination(events)),
                       ("Revolting cities taken by a third seat or retaken by their former "
-                       "owner (V11)", metrics.revolting_taken_by_third(run.events))]
+                       "owner (V11)", metrics.revolting_taken_by_third(events))]
     section("Capital-fall cascades",
             figure(charts.capital_falls(falls), "Capital falls per match, 95% intervals.") +
-            figure(charts.cascade_depth(metrics.cascade_depth(run.events, run.seats)),
+            figure(charts.cascade_depth(metrics.cascade_depth(events, run.seats)),
                    "Deepest cascade of each seat in each match: falls of the capital the "
                    f"previous fall named, at most {metrics.CASCADE_WITHIN} turns apart "
                    "(0: its capital never fell).") +
@@ -307,7 +331,6 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                    "Win rate by seat position (seating rotates with the match index).") +
             figure(charts.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
                    "Win rate by AI personality."))
-    usage = metrics.content_usage(run.matches, run.events, prov)
     n_dead = usage.filter(pl.col("dead")).select("category", "item").unique().height
     section("Content usage",
             _table(content_table(usage), highlight="dead") +
@@ -317,14 +340,28 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             f"({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the matches of "
             "some variant: dead content, a lever on it does nothing. Items are the "
             "variants' tables as provenance.json recorded them.</p>")
-    section("Near misses", _table(metrics.near_misses(run.turns, run.matches, run.events)) +
-            "<p class='muted'>Dominance counters that reached 6–7 and reset (V18); "
-            "Observatories lost to a city's fall (V17).</p>")
+    counters = metrics.counters_to_win(prov)
+    near = metrics.near_misses(run.turns, run.matches, events, counters).with_columns(
+        pl.col("variant").replace_strict(list(counters), list(counters.values()),
+                                         default=metrics.COUNTER_TO_WIN,
+                                         return_dtype=pl.Int64).alias("counter_to_win"))
+    section("Near misses", _table(near) +
+            "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
+            "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
+            "with the default 8) and reset; Observatories lost to a city's fall "
+            "(V17).</p>")
     settings = report_settings(prov).anomalies
-    flags = anomalies(run.matches, run.seats, run.events, run.turns, run.errors, settings)
+    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings)
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))
+    del events, flags, usage  # every table is written: hand their memory back before drawing
+    body = "".join(sections)
+    for i, chart in enumerate(charts_drawn):
+        body = body.replace(_chart_slot(i), _svg(chart), 1)
+    named = mentioned_rules(body)
+    if named:
+        body += f"<h2>Rules named in this report</h2>{_glossary(named)}"
     title = f"Balance report — {prov.get('experiment', {}).get('name', Path(run_dir).name)}"
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
@@ -332,7 +369,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + failure_line(errors, run_dir) + dropped_line(run.matches) + "".join(sections)
+            + failure_line(errors, run_dir) + dropped_line(run.matches) + body
             + "</body></html>")
 
 
@@ -435,6 +472,15 @@ def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
             "(<code>sim replay-command RUN MATCH_ID</code> prints it too); "
             "<code>sim replay RUN MATCH_ID</code> writes a page that shows it turn by "
             "turn on its map.</p>")
+
+
+def _glossary(rules: list[str]) -> str:
+    """Each rule ID the page names with its one-line title (sim.rules.glossary)."""
+    rows = "".join(f"<tr><th class='l'>{html.escape(r)}</th><td class='l'>"
+                   f"{html.escape(RULE_TITLES[r])}</td></tr>" for r in rules)
+    return (f"<table>{rows}</table><p class='muted'>The rule digest's IDs (RULES.md: V "
+            "victory and elimination, T territory and score, B readings of the rule "
+            "pages, D fairness readings); only those this page names.</p>")
 
 
 def _sequential_rows(prov: dict) -> list[tuple[str, str]]:

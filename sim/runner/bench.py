@@ -268,3 +268,35 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
             "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
             "parent_peak_rss_mb_before": round(rss_before / 1024, 1),
             "parent_peak_rss_mb_after": round(rss_after / 1024, 1)}
+
+
+def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
+    """`sim report RUN_DIR` as a designer runs it, in a fresh interpreter (imports,
+    the run check, every table and chart): its wall seconds and its peak resident
+    memory, both measured on that one child process (os.wait4's rusage, so nothing
+    this process holds is counted). Issue 14's target: under 5 s and 500 MB on a
+    12,000-match run. Also its CPU seconds (all threads), to tell a slow report from
+    a busy machine."""
+    run_dir = Path(run_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(out) if out is not None else Path(tmp) / "report.html"
+        cmd = [sys.executable, "-m", "sim.cli", "report", str(run_dir), "--out", str(target)]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise RuntimeError(f"sim report failed ({proc.returncode}): {stderr.strip()}")
+        size = target.stat().st_size
+    import polars as pl
+
+    matches = pl.scan_parquet(run_dir / "matches" / "**" / "*.parquet").select(pl.len()) \
+        .collect().item()
+    # ru_maxrss is in kilobytes on Linux
+    return {"run": str(run_dir), "matches": matches, "wall_seconds": round(seconds, 2),
+            # CPU seconds of the child (user + system, every thread): on a shared machine
+            # wall time also counts the waits for a core, CPU time does not
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "report_kb": round(size / 1024, 1)}
