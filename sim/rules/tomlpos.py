@@ -93,3 +93,21 @@ def utf8_problem(path: Path, exc: UnicodeDecodeError) -> str:
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     return (f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column});"
             " save the file as UTF-8")
+
+
+def read_toml(path: Path, error: type[Exception]) -> tuple[str, dict]:
+    """(text, parsed table) of the TOML file `path`; `error` (an exception class taking
+    one message) names the file and why it cannot be read, decoded or parsed, so every
+    input file (experiment, sensitivity, tune) is refused in the same words."""
+    import tomllib
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: {utf8_problem(path, exc)}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from None

@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 import itertools
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +28,7 @@ from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
-from sim.rules.tomlpos import key_lines, line_of, utf8_problem
+from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # a variant names a folder (variant=ID) and a marker file (ID__00000.json): keep both
@@ -212,16 +211,7 @@ def sequential_problems(spec: ExperimentSpec, variants: int, fail) -> None:
 def load_experiment(path: str | Path) -> Experiment:
     """Parse, validate and expand an experiment file."""
     path = Path(path)
-    try:
-        text = read_utf8(path)
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ExperimentError(f"{path}: {utf8_problem(path, exc)}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{path}: not valid TOML: {exc}") from None
+    text, raw = read_toml(path, ExperimentError)
     lines = key_lines(text)
     try:
         spec = ExperimentSpec.model_validate(raw)
@@ -233,10 +223,6 @@ def load_experiment(path: str | Path) -> Experiment:
         reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
         raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}") from None
     return expand(spec, path, text, lines)
-
-
-def read_utf8(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
 
 
 def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,7 +31,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
-from sim.rules.tomlpos import key_lines, line_of, utf8_problem
+from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 DESIGN_FILE = "sensitivity.json"
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
@@ -223,16 +222,7 @@ def write_experiment(d: Design, out: Path) -> Path:
 def load_sensitivity(path: str | Path) -> Design:
     """Parse and validate a sensitivity file and design its parameters."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise SensitivityError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SensitivityError(f"{path}: {utf8_problem(path, exc)}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SensitivityError(f"{path}: not valid TOML: {exc}") from None
+    text, raw = read_toml(path, SensitivityError)
     try:
         spec = SensitivitySpec.model_validate(raw)
     except ValidationError as exc:

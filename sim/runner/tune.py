@@ -47,7 +47,6 @@ import math
 import signal
 import sys
 import threading
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sim.outputs.lock import RunLock, RunLocked
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, TablesError, load_tables
-from sim.rules.tomlpos import key_lines, line_of, utf8_problem
+from sim.rules.tomlpos import key_lines, line_of, read_toml
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.sensitivity import numeric_values
 from sim.runner.sweep import run_sweep, stop_on_signals
@@ -171,16 +170,7 @@ def sampler_seed(root_seed: int, trial: int) -> int:
 def load_tune(path: str | Path) -> Tune:
     """Parse and validate a tune file; TuneError names file, line, key and reason."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise TuneError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TuneError(f"{path}: {utf8_problem(path, exc)}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TuneError(f"{path}: not valid TOML: {exc}") from None
+    text, raw = read_toml(path, TuneError)
     lines = key_lines(text)
 
     def fail(loc: tuple, reason: str) -> None:
