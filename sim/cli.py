@@ -33,6 +33,18 @@ def _fail(messages: list[str] | str) -> None:
     raise typer.Exit(2)
 
 
+def _check_run_options(backend: str, jobs: int | None, scheduler: str | None,
+                       backends: tuple[str, ...] = ("local", "dask")) -> None:
+    """The options every command that plays a sweep shares (sweep, sensitivity, tune):
+    one line and exit 2 for a backend, worker count or scheduler that cannot run."""
+    if backend not in backends:
+        _fail(f"--backend {backend}: choose local or dask")
+    if jobs is not None and jobs < 1:
+        _fail("--jobs must be >= 1")
+    if scheduler and backend != "dask":
+        _fail("--scheduler needs --backend dask")
+
+
 def _load_tables(path: Path | None, sets: list[str] | None):
     from sim.rules.tables import TablesError, load_tables, parse_overrides
 
@@ -256,14 +268,9 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
         experiment = load_experiment(file)
     except ExperimentError as exc:
         _fail(str(exc))
-    if backend not in ("local", "loky", "dask"):
-        _fail(f"--backend {backend}: choose local or dask")
+    _check_run_options(backend, jobs, scheduler, ("local", "loky", "dask"))
     if chunk_size is not None and chunk_size < 1:
         _fail("--chunk-size must be >= 1")
-    if jobs is not None and jobs < 1:
-        _fail("--jobs must be >= 1")
-    if scheduler and backend != "dask":
-        _fail("--scheduler needs --backend dask")
     jobs = jobs or os.cpu_count() or 1
     # absolute here, in the parent: Dask workers have working directories of their own
     out = (out or REPO_ROOT / "runs" / experiment.spec.name).absolute()
@@ -435,12 +442,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
         write_experiment,
     )
 
-    if backend not in ("local", "dask"):
-        _fail(f"--backend {backend}: choose local or dask")
-    if jobs is not None and jobs < 1:
-        _fail("--jobs must be >= 1")
-    if scheduler and backend != "dask":
-        _fail("--scheduler needs --backend dask")
+    _check_run_options(backend, jobs, scheduler)
     try:
         design = load_sensitivity(file)
     except SensitivityError as exc:
@@ -588,12 +590,7 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     from sim.rules.tables import REPO_ROOT
     from sim.runner.tune import TuneError, load_tune
 
-    if backend not in ("local", "dask"):
-        _fail(f"--backend {backend}: choose local or dask")
-    if jobs is not None and jobs < 1:
-        _fail("--jobs must be >= 1")
-    if scheduler and backend != "dask":
-        _fail("--scheduler needs --backend dask")
+    _check_run_options(backend, jobs, scheduler)
     try:
         tune = load_tune(file)
     except TuneError as exc:

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from sim.rules.tables import REPO_ROOT
 
 
@@ -88,3 +90,16 @@ def test_plan_refuses_a_folder_that_holds_no_run(tmp_path):
     assert proc.returncode == 2
     assert "nothing" in proc.stderr and "Traceback" not in proc.stderr
     assert sim("plan", str(tmp_path), "--detect", "2").returncode == 2
+
+
+
+@pytest.mark.nojit
+@pytest.mark.parametrize(("args", "line"), [
+    (("sweep", "experiments/demo.toml", "--backend", "foo"), "--backend foo: choose local or dask"),
+    (("sensitivity", "experiments/sensitivity/small.toml", "--jobs", "0"), "--jobs must be >= 1"),
+    (("tune", "experiments/tune/example.toml", "--scheduler", "x"),
+     "--scheduler needs --backend dask"),
+])
+def test_every_sweeping_command_refuses_bad_run_options_in_one_line(args, line):
+    done = sim(*args)
+    assert done.returncode == 2 and done.stderr.strip() == line, done.stderr
