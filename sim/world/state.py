@@ -150,10 +150,11 @@ def empty_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int,
 
 
 def copy_state(state: State) -> State:
-    """A deep copy."""
-    holder = np.empty(1, dtype=state.dtype).view(np.recarray)
-    holder[0] = state
-    return holder[0]
+    """A deep copy, byte for byte: numpy assigns a record field by field and would leave
+    the dtype's alignment padding uninitialised, so two copies of one state could differ
+    in `tobytes()` (a test comparing bytes failed on the padding of recycled memory)."""
+    raw = np.frombuffer(state.tobytes(), dtype=np.uint8).copy()
+    return raw.view(state.dtype).view(np.recarray)[0]
 
 
 def states_equal(a: State, b: State) -> bool:
