@@ -929,15 +929,31 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
                          "(1: lookahead) and print the cost ratio.")] = 0,
                 cold_start: Annotated[bool, typer.Option(
                     help="Also time the first match in fresh processes (cold, warm "
-                         "numba cache).")] = True) -> None:
+                         "numba cache).")] = True,
+                phases: Annotated[bool, typer.Option(
+                    "--phases", help="Instead: split a match's time among its phases "
+                                     "(setup, flow, AI parts, victory checks, turn "
+                                     "record); with --skill, seat 0 at that skill.")] = False,
+                ) -> None:
     """Matches per second on one core, and the engine's cold and warm start times; with
-    --skill 1, a skill-1 match's cost against a skill-0 match's."""
+    --skill 1, a skill-1 match's cost against a skill-0 match's; with --phases, where
+    the time goes."""
     from sim.rules.codes import SKILLS
     from sim.runner.bench import bench_match as run
+    from sim.runner.bench import bench_phases
 
     if skill not in SKILLS:
         raise typer.BadParameter(f"one of {', '.join(map(str, SKILLS))}", param_hint="--skill")
-    result = run(matches, skill=skill, cold_start=cold_start)
+    if phases:
+        result = bench_phases(matches, skill=skill)
+        if not as_json:
+            table = result.pop("phases")
+            _print_bench(result, False)
+            for name, cell in table.items():
+                typer.echo(f"  {name:<24} {cell['ms']:8.3f} ms  {cell['share_pct']:5.1f} %")
+            return
+    else:
+        result = run(matches, skill=skill, cold_start=cold_start)
     _print_bench(result, as_json)
 
 

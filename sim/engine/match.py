@@ -92,6 +92,21 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     return st, board, turn_log
 
 
+def play_match_phases(tables: Tables, seed: int, match_index: int, ticks: np.ndarray,
+                      seat_ai: Sequence[Mapping[str, Any]] | None = None):
+    """`play_match` through the timed copy of its loop (sim.kernels.phases): the same
+    match and result; ticks (N_PHASES,) int64 gains each phase's CPU cycles."""
+    from sim.kernels.phases import run_match_phases
+
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, None, None,
+                                                    None, seat_ai)
+    if not run_match_phases(_holder(st), _tables_holder(tables.arrays(None)), board, rng_map,
+                            np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+                            *lookahead_scratch(st), ticks):
+        raise _unplayable(tables, seed, match_index, n_seats)
+    return st, board, turn_log
+
+
 class Step(NamedTuple):
     """One point of a match stepped by `iter_turns`.
 

@@ -209,6 +209,57 @@ def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
     return out
 
 
+def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> dict:
+    """Where a standard match's time goes: the same matches as bench_match played
+    through the timed copy of the match loop (sim.kernels.phases), each phase's share
+    of the compiled time and its milliseconds per match, converted from CPU cycles by
+    the run's own wall time; `python_ms` is the per-match setup outside the compiled
+    loop (state, streams, board lookup), and `timing_overhead` the timed loop's wall
+    time against the plain one on the same matches. With `skill` 1, seat 0 plays at
+    skill 1."""
+    from sim.engine.match import play_match, play_match_phases
+    from sim.kernels.phases import N_PHASES, PHASES, cycles
+
+    tables = load_tables()
+    seat_ai = [{"skill": skill}] if skill else None
+    ticks = np.zeros(N_PHASES, dtype=np.int64)
+    play_match(tables, seed, seat_ai=seat_ai)  # compile or load outside the timing
+    play_match_phases(tables, seed, 0, ticks, seat_ai=seat_ai)
+    plain = phased = 0.0
+    ticks[:] = 0
+    c_total = 0
+    block = 10
+    for start in range(0, n_matches, block):
+        stop = min(start + block, n_matches)
+        t0 = time.perf_counter()
+        for i in range(start, stop):
+            play_match(tables, seed, i, seat_ai=seat_ai)
+        plain += time.perf_counter() - t0
+        c0 = cycles()
+        t0 = time.perf_counter()
+        for i in range(start, stop):
+            play_match_phases(tables, seed, i, ticks, seat_ai=seat_ai)
+        phased += time.perf_counter() - t0
+        c_total += cycles() - c0
+    cycles_per_s = c_total / phased
+    ms = ticks / cycles_per_s / n_matches * 1e3
+    compiled_ms = float(ms.sum())
+    phased_ms = phased / n_matches * 1e3
+    order = np.argsort(-ms, kind="stable")
+    return {"matches": n_matches, "skill": skill,
+            "matches_per_s": round(n_matches / plain, 1),
+            "ms_per_match": round(plain / n_matches * 1e3, 3),
+            "timed_ms_per_match": round(phased_ms, 3),
+            "timing_overhead": round(phased / plain, 3),
+            "python_ms": round(phased_ms - compiled_ms, 3),
+            "phases": {PHASES[k]: {"ms": round(float(ms[k]), 3),
+                                   "share_pct": round(100 * float(ms[k]) / phased_ms, 1)}
+                       for k in order},
+            "note": "phases: milliseconds per match of the timed loop (CPU cycle counter, "
+                    "converted by its own wall time), sorted; share_pct of the timed "
+                    "match including python_ms"}
+
+
 _SWEEP_EXPERIMENT = """
 name = "bench-sweep"
 root_seed = 4242

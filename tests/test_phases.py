@@ -1,0 +1,38 @@
+"""The profiling mode's timed loop (sim.kernels.phases, `sim bench match --phases`)
+plays exactly the match of the fast path: same state byte for byte, same turn log, at
+skill 0 and with a skill-1 seat; and its phase counts cover the match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.engine.match import play_match, play_match_phases
+from sim.kernels.phases import N_PHASES, PHASES
+
+
+@pytest.mark.parametrize(("seed", "match_index", "skill"), [(5, 0, 0), (5, 7, 0), (19, 2, 1)])
+def test_the_timed_loop_plays_the_fast_paths_match(tables, seed, match_index, skill):
+    seat_ai = [{"skill": skill}] if skill else None
+    st, _board, log = play_match(tables, seed, match_index, seat_ai=seat_ai)
+    fast = (st.tobytes(), log.copy())
+    ticks = np.zeros(N_PHASES, dtype=np.int64)
+    timed, _board, timed_log = play_match_phases(tables, seed, match_index, ticks,
+                                                 seat_ai=seat_ai)
+    assert timed.tobytes() == fast[0]
+    assert np.array_equal(timed_log, fast[1])
+    assert (ticks >= 0).all()
+    used = {PHASES[k] for k in np.flatnonzero(ticks)}
+    assert {"setup", "flow_income", "ai_unit_orders", "turn_record"} <= used
+    if skill:  # a skill-1 seat's playouts cost more than all the seats' own orders
+        assert ticks[PHASES.index("lookahead")] > ticks[PHASES.index("ai_unit_orders")]
+
+
+def test_bench_phases_splits_the_time_of_every_phase():
+    from sim.runner.bench import bench_phases
+
+    out = bench_phases(4, seed=3)
+    assert list(out["phases"]) and set(out["phases"]) == set(PHASES)
+    total = sum(cell["ms"] for cell in out["phases"].values()) + out["python_ms"]
+    assert total == pytest.approx(out["timed_ms_per_match"], rel=0.02, abs=0.01)
+    assert out["phases"]["ai_unit_orders"]["ms"] > 0
