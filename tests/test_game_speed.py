@@ -26,9 +26,11 @@ def test_d6_research_production_and_growth_costs_follow_the_preset(preset):
     for name in SPEED_SCALED:
         want = np.maximum((np.asarray(base[name]) * pct + 50) // 100, 1)
         assert np.array_equal(np.asarray(scaled[name]), want), (preset, name)
+    dominance = TABLES.model.match.dominance_scale_pct[preset]
+    assert scaled.dominance_to_win == scaled_cost(base.dominance_to_win, dominance)
     # everything else is the same record
     for name in base.dtype.names:
-        if name not in SPEED_SCALED:
+        if name not in SPEED_SCALED and name != "dominance_to_win":
             assert np.array_equal(np.asarray(base[name]), np.asarray(scaled[name])), name
 
 
@@ -63,3 +65,71 @@ def test_d6_war_starts_at_a_fraction_of_the_match_length(last_turn):
     for turn, expected in ((first - 1, False), (first, True)):
         st.turn[0] = turn
         assert war_time(st, tb.ai[0]) is expected
+
+
+@pytest.mark.parametrize(("preset", "seats"), [("short", 2), ("standard", 2), ("long", 6),
+                                               ("standard", 5), ("long", 3)])
+def test_d6_the_seat_count_adjusts_the_presets_costs_and_dominance_counter(preset, seats):
+    """The record of a match of `seats` at `preset`: the preset's scale times the seat
+    count's (match.seat_cost_scale_pct, match.seat_dominance_scale_pct), rounded half up
+    once, then the field rounded half up (scaled_cost)."""
+    m = TABLES.model.match
+    cost = (m.cost_scale_pct[preset] * m.seat_cost_scale_pct[str(seats)] + 50) // 100
+    dominance = (m.dominance_scale_pct[preset] * m.seat_dominance_scale_pct[str(seats)]
+                 + 50) // 100
+    assert TABLES.scales_pct(preset, seats) == (cost, dominance)
+    base, record = TABLES.arrays("standard", 4), TABLES.arrays(preset, seats)
+    assert TABLES.scales_pct("standard", 4) == (100, 100)  # the tables' own game
+    for name in SPEED_SCALED:
+        assert np.array_equal(np.asarray(record[name]), scaled_cost(base[name], cost)), name
+    assert record.dominance_to_win == scaled_cost(base.dominance_to_win, dominance)
+
+
+def test_a_seat_count_the_tables_do_not_name_plays_at_the_presets_scale(tmp_path):
+    text = Path(TABLES.source).read_text()
+    path = tmp_path / "tables.toml"
+    path.write_text(re.sub(r"(?m)^(\[match\.seat_cost_scale_pct\].*\n)2 = .*\n", r"\1", text))
+    tables = load_tables(path)
+    assert "2" not in tables.model.match.seat_cost_scale_pct
+    assert tables.scales_pct("long", 2)[0] == tables.model.match.cost_scale_pct["long"]
+
+
+@pytest.mark.parametrize(("section", "line", "message"), [
+    ("match.seat_cost_scale_pct", "7 = 90", r"match\.seat_cost_scale_pct\.7: not a seat count"),
+    ("match.seat_dominance_scale_pct", "two = 90",
+     r"match\.seat_dominance_scale_pct\.two: not a seat count"),
+    ("match.dominance_scale_pct", "blitz = 50",
+     r"match\.dominance_scale_pct: unknown length preset 'blitz'"),
+    ("match.seat_cost_scale_pct", "1 = 5",
+     r"match\.seat_cost_scale_pct\.1: .*greater than or equal"),
+])
+def test_the_scales_refuse_keys_that_name_no_preset_or_seat_count(tmp_path, section, line,
+                                                                  message):
+    text = Path(TABLES.source).read_text()
+    head, sep, tail = text.partition(f"[{section}]")
+    rest = tail.split("\n", 1)
+    path = tmp_path / "tables.toml"
+    path.write_text(head + sep + rest[0] + "\n" + line + "\n" + rest[1])
+    with pytest.raises(TablesError, match=message):
+        load_tables(path)
+
+
+def test_an_override_of_a_seat_count_the_tables_do_not_name_is_refused():
+    with pytest.raises(TablesError, match=r"unknown key 'match\.seat_cost_scale_pct\.7'"):
+        load_tables(overrides={"match.seat_cost_scale_pct.7": 90})
+
+
+def test_a_two_seat_match_pays_the_two_seat_research_costs():
+    """The engine hands a match the record of its own seat count: the costs its
+    research events log are the 2-seat ones, not the tables' 4-seat ones."""
+    from sim.engine.match import play_match
+    from sim.rules.codes import COL_B, COL_KIND, EV_RESEARCH
+
+    tables = TABLES  # the default tables: they adjust 2 seats (the test tables do not)
+    assert tables.scales_pct(None, 2)[0] != 100
+    st, _board, _log = play_match(tables, 12, 0, n_seats=2)
+    log = st.event_log[: min(int(st.n_events[0]), st.event_log.shape[0])]
+    paid = set(log[log[:, COL_KIND] == EV_RESEARCH][:, COL_B].tolist())
+    two, four = tables.arrays(None, 2).tech_cost, tables.arrays(None, 4).tech_cost
+    assert paid and paid <= set(two.tolist())
+    assert not paid <= set(four.tolist())

@@ -85,8 +85,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         return step.state, step.board, step.turn_log
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities, seat_ai)
-    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length)), board, rng_map,
-                          np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board,
+                          rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
                           *lookahead_scratch(st)):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
@@ -100,8 +100,8 @@ def play_match_phases(tables: Tables, seed: int, match_index: int, ticks: np.nda
 
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, None, None,
                                                     None, seat_ai)
-    if not run_match_phases(_holder(st), _tables_holder(tables.arrays(None)), board, rng_map,
-                            np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+    if not run_match_phases(_holder(st), _tables_holder(tables.arrays(None, n_seats)), board,
+                            rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
                             *lookahead_scratch(st), ticks):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
@@ -137,7 +137,7 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     """
     st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
                                                     personalities, seat_ai)
-    tb = tables.arrays(length)
+    tb = tables.arrays(length, n_seats)
     path = new_path_table(board.n_tiles)
     if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
         raise _unplayable(tables, seed, match_index, n_seats)
@@ -246,8 +246,8 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     purpose), last turn, personalities and per-seat AI settings (skill, forbids:
     SeatAIError when the tables cannot give them); returns (state, board, turn_log,
     map stream, seats). `setup_match` then draws the map on the map stream."""
-    tb = tables.arrays(length)
     n_seats = n_seats or tables.model.match.seats
+    tb = tables.arrays(length, n_seats)
     board = make_board(int(tb.radius))
     st = _fresh_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
     # st["name"] (numpy's C item lookup), not st.name (numpy.record's Python attribute
@@ -277,7 +277,7 @@ def new_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | No
               length: str | None = None) -> tuple[State, Board]:
     """The opening state of match `match_index` under root `seed`, map drawn."""
     st, board, _log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length)
-    if not setup_match(st, tables.arrays(length), board, rng_map, np.int64(n_seats)):
+    if not setup_match(st, tables.arrays(length, n_seats), board, rng_map, np.int64(n_seats)):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board
 

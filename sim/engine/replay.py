@@ -71,7 +71,7 @@ def record_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int |
         kind indexes names.events; seat and by are owners (-1 none, -2 neutral,
         -3 bandit); city -1 none; words as the golden transcripts say it.
     """
-    tb = tables.arrays(length)
+    tb = tables.arrays(length, n_seats)
     hp_base, hp_pop, building_hp = int(tb.hp_base), int(tb.hp_per_population), tb.building_hp
     frames: dict[str, list] = {k: [] for k in ("turn", "owner", "cities", "units", "camps",
                                                "score", "terms", "dominance", "gold",

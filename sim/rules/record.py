@@ -85,6 +85,9 @@ NOT_IN_RECORD = {
     "match.personalities": "the engine sets each seat's personality index in the state",
     "match.lengths": "the engine turns the preset into the state's last_turn",
     "match.cost_scale_pct": "compile_record scales the cost fields by it (D6)",
+    "match.dominance_scale_pct": "compile_record scales dominance_to_win by it (D6)",
+    "match.seat_cost_scale_pct": "compile_record scales the cost fields by it too",
+    "match.seat_dominance_scale_pct": "compile_record scales dominance_to_win by it too",
     "territory.max_ring_tiles": "validation only: bounds grown_ring_radius (T15)",
 }
 
@@ -364,14 +367,19 @@ def scaled_cost(value: Any, pct: int) -> Any:
     return out if arr.shape else int(out)
 
 
-def compile_record(model: TablesModel, cost_scale_pct: int = 100) -> TableArrays:
+def compile_record(model: TablesModel, cost_scale_pct: int = 100,
+                   dominance_scale_pct: int = 100) -> TableArrays:
     """The record of validated tables: one field per entry of FIELDS, flags uint8,
     every other number int64; the SPEED_SCALED costs multiplied by cost_scale_pct %
-    (a length preset's game speed, D6)."""
+    and the dominance counter to win (V18) by dominance_scale_pct % (a length preset's
+    game speed, D6, and the seat count's adjustment: Tables.arrays)."""
     values = [(f, f.build(model)) for f in FIELDS]
     if cost_scale_pct != 100:
         values = [(f, scaled_cost(v, cost_scale_pct) if f.name in SPEED_SCALED else v)
                   for f, v in values]
+    if dominance_scale_pct != 100:
+        values = [(f, scaled_cost(v, dominance_scale_pct) if f.name == "dominance_to_win"
+                   else v) for f, v in values]
     spec: list[tuple] = []
     for f, value in values:
         nested = isinstance(value, np.ndarray) and value.dtype.names is not None

@@ -48,6 +48,12 @@ class MatchT(_Model):
     lengths: dict[str, Annotated[int, Field(ge=1, le=10_000)]]
     # D6: research, production and growth costs of each preset, in % of the tables' own
     cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]]
+    # D6 too: the dominance counter to win (V18) of each preset, in % of the tables' own
+    dominance_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    # the seat-count adjustment: the same two scales per seat count ("2" … "6"), applied
+    # on top of the preset's (a missing seat count: 100)
+    seat_cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    seat_dominance_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
 
 
 TerrainWeights = _per_code("TerrainWeights", TERRAINS, Weight,

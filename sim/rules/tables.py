@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim.rules.codes import TERRAINS
+from sim.rules.codes import MAX_SEATS, TERRAINS
 from sim.rules.record import TableArrays, compile_record, item_names
 from sim.rules.schema import TablesModel
 from sim.rules.tomlpos import key_lines, line_of, utf8_problem
@@ -88,15 +88,31 @@ class Tables:
         """D6: the game speed of a length preset (default: the tables' own preset)."""
         return self.model.match.cost_scale_pct[preset or self.model.match.length]
 
-    def arrays(self, length: str | None = None) -> TableArrays:
-        """The compiled record kernels receive, its costs at the game speed of the
-        length preset `length` (default: the tables' own preset; D6). Built once per
-        Tables and preset; see sim.rules.record."""
+    def scales_pct(self, preset: str | None = None, seats: int | None = None,
+                   ) -> tuple[int, int]:
+        """(cost %, dominance counter %) of a match of `preset` and `seats` (defaults:
+        the tables' own): the preset's game speed (D6) times the seat count's
+        adjustment, each rounded half up (match.cost_scale_pct × seat_cost_scale_pct,
+        match.dominance_scale_pct × seat_dominance_scale_pct)."""
+        m = self.model.match
+        preset = preset or m.length
+        key = str(seats or m.seats)
+        cost = (m.cost_scale_pct[preset] * m.seat_cost_scale_pct.get(key, 100) + 50) // 100
+        dominance = (m.dominance_scale_pct.get(preset, 100)
+                     * m.seat_dominance_scale_pct.get(key, 100) + 50) // 100
+        return cost, dominance
+
+    def arrays(self, length: str | None = None, seats: int | None = None) -> TableArrays:
+        """The compiled record kernels receive, its costs and dominance counter at the
+        game speed of the length preset `length` and the seat count `seats` (defaults:
+        the tables' own; D6, `scales_pct`). Built once per Tables, preset and seat
+        count; see sim.rules.record."""
         preset = length or self.model.match.length
+        seats = seats or self.model.match.seats
         cache = self.__dict__.setdefault("_arrays", {})
-        if preset not in cache:
-            cache[preset] = compile_record(self.model, self.cost_scale_pct(preset))
-        return cache[preset]
+        if (preset, seats) not in cache:
+            cache[preset, seats] = compile_record(self.model, *self.scales_pct(preset, seats))
+        return cache[preset, seats]
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>") -> Tables:
         """This variant with more dotted-key overrides applied and re-validated."""
@@ -232,6 +248,16 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     if set(m.match.cost_scale_pct) != set(m.match.lengths):
         out.append((("match", "cost_scale_pct"), "needs one value per length preset "
                     f"{sorted(m.match.lengths)}, got {sorted(m.match.cost_scale_pct)}"))
+    for name in ("dominance_scale_pct",):
+        extra = set(getattr(m.match, name)) - set(m.match.lengths)
+        if extra:
+            out.append((("match", name), f"unknown length preset {sorted(extra)[0]!r}; "
+                        f"presets are {sorted(m.match.lengths)}"))
+    for name in ("seat_cost_scale_pct", "seat_dominance_scale_pct"):
+        extra = set(getattr(m.match, name)) - {str(n) for n in range(2, MAX_SEATS + 1)}
+        if extra:
+            out.append((("match", name, sorted(extra)[0]), "not a seat count: keys are "
+                        f"the seat counts 2 to {MAX_SEATS}"))
     if m.match.length not in m.match.lengths:
         out.append((("match", "length"), f"unknown preset {m.match.length!r}; "
                     f"presets are {sorted(m.match.lengths)}"))
