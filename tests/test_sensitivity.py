@@ -103,6 +103,31 @@ def test_written_experiment_is_an_ordinary_experiment(tmp_path):
     assert path.read_bytes() == before
 
 
+def test_a_base_set_plays_at_every_point_and_the_parameters_move_from_it(tmp_path):
+    """`set` in a sensitivity file: the baseline and every moved variant carry the base
+    overrides; a parameter the base sets moves from the set value, not the tables'."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "s"\nroot_seed = 1\nmatches = 4\ntables = "{FIXTURE_TABLES}"\n'
+                    'parameters = ["units.warrior.attack", "buildings.monument.cost"]\n'
+                    'set = { "buildings.monument.cost" = 100000 }\n')
+    d = load_sensitivity(path)
+    cost = next(p for p in d.parameters if p.key == "buildings.monument.cost")
+    assert (cost.base, cost.low, cost.high) == (100000, 80000, 120000)
+    experiment = load_experiment(write_experiment(d, tmp_path / "out"))
+    assert experiment.variant(BASELINE).overrides == {"buildings.monument.cost": 100000}
+    assert experiment.variant("units.warrior.attack-hi").overrides == {
+        "buildings.monument.cost": 100000,
+        "units.warrior.attack": next(p.high for p in d.parameters
+                                     if p.key == "units.warrior.attack")}
+    assert experiment.variant("buildings.monument.cost-lo").overrides == {
+        "buildings.monument.cost": 80000}
+    path.write_text(path.read_text().replace("monument.cost\" = 100000",
+                                             "monument.cots\" = 100000"))
+    with pytest.raises(SensitivityError, match=r"s\.toml: set: buildings\.monument\.cots: "
+                                               r"unknown key"):
+        load_sensitivity(path)
+
+
 def test_bad_files_name_file_line_and_key(tmp_path):
     bad = tmp_path / "s.toml"
     bad.write_text('name = "s"\nroot_seed = 1\nmatches = 10\nparameters = ["all"]\nstepp = 1\n')

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from sim.engine.match import outcome, play_match
-from sim.outputs.schemas import MATCH_KEYS, SCHEMAS, SORT_KEYS, TABLES
-from sim.rules.codes import OWNER_NAMES
+from sim.engine.columns import match_columns
+from sim.engine.match import play_match
+from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 from sim.rules.tables import Tables
 from sim.runner.experiments import ChunkSpec, Experiment
 
@@ -79,6 +80,7 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None
     play = play or play_match
     t0 = time.perf_counter()
     cols = {name: empty_columns(name) for name in TABLES}
+    columns = ChunkColumns()
     failed = 0
     for i in range(spec.start, spec.stop):
         pers = personalities_for(settings, i)
@@ -89,8 +91,8 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None
             st, board, log = play(tables, settings.root_seed, i, settings.seats,
                                   settings.length, personalities=pers or None,
                                   **({"seat_ai": seat_ai} if seat_ai else {}))
-            result = outcome(st, tables, board, log, settings.root_seed, i)
-            add_match(cols, result, match_id, replay, pers)
+            columns.add(match_columns(st, tables, board, log, settings.root_seed, i),
+                        match_id, replay, pers)
         except Exception as exc:  # a failing match is a row, not the end of the sweep
             failed += 1
             add_error(cols, match_id, i, settings.root_seed,
@@ -98,7 +100,7 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None
     summary = {"variant": spec.variant, "chunk": spec.chunk, "start": spec.start,
                "stop": spec.stop, "matches": spec.stop - spec.start - failed, "errors": failed,
                "seconds": round(time.perf_counter() - t0, 3), "tables_hash": tables.hash}
-    return frames(cols), summary
+    return columns.frames(cols["errors"]), summary
 
 
 def add_error(cols: dict[str, dict[str, list]], match_id: str, index: int, seed: int,
@@ -130,73 +132,71 @@ def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -
                             if v.seat_ai})
 
 
-_OWNER = {name: code for code, name in OWNER_NAMES.items()}
-# which event field fills the generic `value` column, and which the `detail` column
-_VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
-          "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
-          "tile_bought": "price", "camp_cleared": "gold", "capture": "unit",
-          "unit_disbanded": "unit", "attack": "damage", "rush": "gold", "research": "cost",
-          "repair": "hp", "repairs": "hp", "heals": "hp"}
-_DETAIL = {"victory": "victory", "built": "item", "revolt_start": "cause",
-           "revolt_end": "cause", "unit_disbanded": "type", "attack": "attacker",
-           "rush": "item", "research": "tech"}
-
-
-def _owner(value: Any) -> int | None:
-    if value is None:
-        return None
-    return _OWNER.get(value, value) if isinstance(value, str) else int(value)
-
-
 def empty_columns(table: str) -> dict[str, list]:
     return {name: [] for name in SCHEMAS[table]}
 
 
-def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id: str,
-              replay: str, personalities: list[str]) -> None:
-    """Append one match's outcome (sim.engine.match.outcome) to the column lists."""
-    idx = result["match_index"]
-    m = cols["matches"]
-    for key, value in (("match_id", match_id), ("match_index", idx), ("seed", result["seed"]),
-                       ("seats", result["seats_n"]), ("length", result["length"]),
-                       ("personalities", ",".join(personalities)),
-                       ("tables_hash", result["tables_hash"]), ("winner", result["winner"]),
-                       ("victory", result["victory"]), ("end_turn", result["end_turn"]),
-                       ("events_dropped", result["events_dropped"]), ("replay", replay)):
-        m[key].append(value)
-    s = cols["seats"]
-    for row in result["seats"]:
-        s["match_id"].append(match_id)
-        s["match_index"].append(idx)
-        s["winner"].append(row["seat"] == result["winner"])
-        for key in SCHEMAS["seats"]:
-            if key not in ("match_id", "match_index", "winner"):
-                s[key].append(row[key])
-    e = cols["events"]
-    for ev in result["events"]:
-        kind = ev["kind"]
-        e["match_id"].append(match_id)
-        e["match_index"].append(idx)
-        e["event"].append(ev["row"])
-        e["turn"].append(ev["turn"])
-        e["kind"].append(kind)
-        e["seat"].append(_owner(ev.get("seat")))
-        e["by"].append(_owner(ev.get("by")))
-        e["city"].append(ev.get("city"))
-        e["cause"].append(ev.get("cause") if isinstance(ev.get("cause"), int) else None)
-        value = ev.get(_VALUE.get(kind, ""), None)
-        e["value"].append(value if isinstance(value, int) else None)
-        detail = ev.get(_DETAIL.get(kind, ""), None)
-        e["detail"].append(detail if isinstance(detail, str) else None)
-        for raw in ("a", "b", "c"):
-            e[raw].append(ev[raw])
-    t = cols["turns"]
-    rows = result["turns"]
-    t["match_id"].extend([match_id] * len(rows))
-    t["match_index"].extend([idx] * len(rows))
-    for key in SCHEMAS["turns"]:
-        if key not in MATCH_KEYS:
-            t[key].extend([row[key] for row in rows])
+class ChunkColumns:
+    """The outcome tables of a chunk's matches, gathered match by match as columns
+    (sim.engine.columns.match_columns) and made into typed frames once."""
+
+    def __init__(self) -> None:
+        self.matches: dict[str, list] = empty_columns("matches")
+        self.seats: dict[str, list] = empty_columns("seats")
+        self.events: list[dict[str, Any]] = []
+        self.turns: list[dict[str, Any]] = []
+        self.ids: list[tuple[str, int]] = []
+
+    def add(self, columns: dict[str, Any], match_id: str, replay: str,
+            personalities: list[str]) -> None:
+        row = columns["match"]
+        idx = row["match_index"]
+        for key, value in (("match_id", match_id), ("personalities", ",".join(personalities)),
+                           ("replay", replay), *row.items()):
+            self.matches[key].append(value)
+        for seat in columns["seats"]:
+            self.seats["match_id"].append(match_id)
+            self.seats["match_index"].append(idx)
+            self.seats["winner"].append(seat["seat"] == row["winner"])
+            for key, value in seat.items():
+                self.seats[key].append(value)
+        self.ids.append((match_id, idx))
+        self.events.append(columns["events"])
+        self.turns.append(columns["turns"])
+
+    def _keyed(self, table: str, parts: list[dict[str, Any]], length: str,
+               ) -> dict[str, Any]:
+        counts = np.array([len(p[length]) for p in parts], dtype=np.int64)
+        which = np.repeat(np.arange(len(parts), dtype=np.int64), counts)
+        ids = np.array([m for m, _ in self.ids], dtype=object)
+        index = np.array([i for _, i in self.ids], dtype=np.int64)
+        data: dict[str, Any] = {"match_id": ids[which].tolist() if len(parts) else [],
+                                "match_index": index[which] if len(parts) else []}
+        for name, dtype in SCHEMAS[table].items():
+            if name in data:
+                continue
+            values = [p[name] for p in parts]
+            if values and isinstance(values[0], dict):  # a nullable integer column
+                series = pl.Series(name, np.concatenate([v["values"] for v in values]),
+                                   dtype=dtype)
+                data[name] = series.set(pl.Series(np.concatenate([v["null"] for v in values])),
+                                        None)
+            elif values and isinstance(values[0], list):
+                data[name] = pl.Series(name, [x for v in values for x in v], dtype=dtype)
+            elif name == "units":
+                data[name] = pl.Series(name, np.concatenate(values)).cast(dtype) if values \
+                    else pl.Series(name, [], dtype=dtype)
+            else:
+                data[name] = np.concatenate(values) if values else []
+        return data
+
+    def frames(self, errors: dict[str, list]) -> dict[str, pl.DataFrame]:
+        """Typed, key-sorted frames of every table (the chunk's error rows: `errors`)."""
+        data = {"matches": self.matches, "seats": self.seats,
+                "events": self._keyed("events", self.events, "event"),
+                "turns": self._keyed("turns", self.turns, "turn"), "errors": errors}
+        return {table: pl.DataFrame(data[table], schema=SCHEMAS[table]).sort(SORT_KEYS[table])
+                for table in TABLES}
 
 
 def frames(cols: dict[str, dict[str, list]]) -> dict[str, pl.DataFrame]:

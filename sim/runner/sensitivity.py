@@ -40,7 +40,7 @@ SWEEP_DIR = "sweep"
 
 
 class SensitivitySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     name: str
     description: str = ""
@@ -53,6 +53,9 @@ class SensitivitySpec(BaseModel):
     chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
     parameters: Annotated[list[str], Field(min_length=1)]
     exclude: list[str] = []
+    # overrides of the tables every point plays with (a sensitivity around a variant, or a
+    # planted inert value): the parameters move from these values
+    base_set: dict[str, Any] = Field(default={}, alias="set")
     step: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
     # the Morris screen of interactions among the strongest parameters (sim.runner.morris):
     # off by default, since it plays trajectories x (top + 1) more variants
@@ -143,9 +146,9 @@ def moved(base: float, step: float, up: bool) -> float:
     return base + delta if up else base - delta
 
 
-def _valid(path: Path, key: str, value: float) -> str | None:
+def _valid(path: Path, base_set: dict[str, Any], key: str, value: float) -> str | None:
     try:
-        load_tables(path, {key: value})
+        load_tables(path, {**base_set, key: value})
     except TablesError as exc:
         return exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
     return None
@@ -162,7 +165,7 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         reasons = []
         for up in (False, True):
             value = moved(base, spec.step, up)
-            why = _valid(tables_path, key, value)
+            why = _valid(tables_path, spec.base_set, key, value)
             if why is None:
                 sides[up] = value
             else:
@@ -184,6 +187,11 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
+def _inline_table(overrides: dict[str, Any]) -> str:
+    return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}"
+                            for k, v in overrides.items()) + " }"
+
+
 def experiment_text(d: Design) -> str:
     """The experiment file of the design's sweep (sim.runner.experiments format)."""
     s = d.spec
@@ -200,12 +208,14 @@ def experiment_text(d: Design) -> str:
     if s.personalities is not None:
         lines.append(f"personalities = {json.dumps(s.personalities)}")
     lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}"]
+    if s.base_set:
+        lines.append(f"set = {_inline_table(s.base_set)}")
     for p in d.parameters:
         for variant, value in ((p.low_variant, p.low), (p.high_variant, p.high)):
             if variant == BASELINE:
                 continue
             lines += ["", "[[variants]]", f"name = {json.dumps(variant)}",
-                      f"set = {{ {json.dumps(p.key)} = {_toml_value(value)} }}"]
+                      f"set = {_inline_table({**s.base_set, p.key: value})}"]
     return "\n".join(lines) + "\n"
 
 
@@ -240,6 +250,11 @@ def load_sensitivity(path: str | Path) -> Design:
         tables = load_tables(candidate)
     except TablesError as exc:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
+    if spec.base_set:
+        try:
+            tables = tables.with_overrides(spec.base_set, f"{path}: set")
+        except TablesError as exc:  # its errors already name the file and `set`
+            raise SensitivityError(exc.errors[0]) from None
     try:
         return design(spec, candidate, tables)
     except SensitivityError as exc:

@@ -1,0 +1,192 @@
+"""A finished match as columns of the outcome tables (sim.outputs.schemas), built with
+numpy from the state's arrays and its raw event log.
+
+`outcome` (sim.engine.match) is the same match as JSON-ready dicts, one per event and
+per turn row, for `sim match --json` and the library; a sweep writes thousands of
+matches of about 1,500 events each, and building those dicts cost three to four times
+the match itself. `match_columns` gives the same rows, column by column
+(tests/test_columns.py checks every table against `outcome` and the dict-based
+reference in tests/reference/rows.py, match by match).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim.engine.match import forbid_text
+from sim.kernels.rules.common import scores
+from sim.rules.codes import (
+    COL_A,
+    COL_B,
+    COL_BY,
+    COL_C,
+    COL_CITY,
+    COL_KIND,
+    COL_SEAT,
+    COL_TURN,
+    DAMAGE_SPLIT,
+    EVENT_NAMES,
+    LOG_DOMINANCE,
+    LOG_SCIENCE_STOCK,
+    REVOLT_CAUSES,
+    SCORE_TERMS,
+    TURN_FIELDS,
+    TURN_LOG_FIELDS,
+    VICTORY_NAMES,
+)
+from sim.rules.tables import Tables
+from sim.world.board import Board
+from sim.world.state import State
+
+_KIND = {name: code for code, name in enumerate(EVENT_NAMES)}
+_NAMES = np.array(EVENT_NAMES, dtype=object)
+# the kinds whose generic `value` column is the raw a, b, or c's damage part, and the
+# kinds whose `cause` column is an event row (a); the names say what the rows mean
+# (sim.engine.report.event_list, docs/outcomes.md)
+_VALUE_A = ("transfer", "kept", "eliminated", "revolt_start", "unrest", "truce", "capture",
+            "unit_disbanded", "repair")
+_VALUE_B = ("tile_bought", "camp_cleared", "rush", "research", "repairs", "heals")
+_CAUSE_A = ("transfer", "kept", "eliminated")
+
+
+def _codes(names: tuple[str, ...]) -> np.ndarray:
+    return np.array([_KIND[n] for n in names], dtype=np.int64)
+
+
+def _owners(values: np.ndarray, none: np.ndarray) -> dict[str, Any]:
+    return {"values": values, "null": none}
+
+
+def event_columns(log: np.ndarray, tables: Tables) -> dict[str, Any]:
+    """Columns of the events table for a raw event log (n, EVENT_FIELDS) int64:
+    event, turn, kind, seat, by, city, cause, value, detail, a, b, c. Nullable integer
+    columns are {"values": (n,) int64, "null": (n,) bool}; detail and kind are lists."""
+    n = log.shape[0]
+    kind = log[:, COL_KIND]
+    a, b, c = log[:, COL_A], log[:, COL_B], log[:, COL_C]
+    value = np.zeros(n, dtype=np.int64)
+    has_value = np.zeros(n, dtype=bool)
+    for codes, source in ((_codes(_VALUE_A), a), (_codes(_VALUE_B), b)):
+        mask = np.isin(kind, codes)
+        value[mask] = source[mask]
+        has_value |= mask
+    fall = (kind == _KIND["capital_fall"]) & (a >= 0)   # the new capital, if any
+    value[fall] = a[fall]
+    has_value |= fall
+    attack = kind == _KIND["attack"]
+    value[attack] = c[attack] % DAMAGE_SPLIT
+    has_value |= attack
+    cause = np.isin(kind, _codes(_CAUSE_A))
+    detail = np.full(n, None, dtype=object)
+    units = np.array([*tables.unit_names, "bandit"], dtype=object)  # -1: a bandit
+    items = np.array([*tables.unit_names, *tables.building_names], dtype=object)
+    for name, names, index in (
+            ("victory", np.array(VICTORY_NAMES, dtype=object), a),
+            ("built", items, a), ("rush", items, a),
+            ("revolt_start", np.array(REVOLT_CAUSES, dtype=object), b),
+            ("revolt_end", np.array(REVOLT_CAUSES, dtype=object), b),
+            ("unit_disbanded", units, b), ("attack", units, a),
+            ("research", np.array(tables.tech_names, dtype=object), a)):
+        mask = kind == _KIND[name]
+        if mask.any():
+            detail[mask] = names[index[mask]]
+    seat, by, city = log[:, COL_SEAT], log[:, COL_BY], log[:, COL_CITY]
+    return {"event": np.arange(n, dtype=np.int64), "turn": log[:, COL_TURN].copy(),
+            "kind": _NAMES[kind].tolist(),
+            "seat": _owners(seat.copy(), seat == -1), "by": _owners(by.copy(), by == -1),
+            "city": _owners(city.copy(), city < 0),
+            "cause": _owners(np.where(cause, a, 0), ~cause),
+            "value": _owners(value, ~has_value), "detail": detail.tolist(),
+            "a": a.copy(), "b": b.copy(), "c": c.copy()}
+
+
+def turn_columns(state: State, turn_log: np.ndarray) -> dict[str, Any]:
+    """Columns of the turns table: one row per turn 1..end turn and seat (sim.engine.
+    match.turn_rows): turn, seat, TURN_LOG_FIELDS, science_gained, units ((rows, U)
+    int64, the seat's units alive by type)."""
+    n_seats = int(state["n_seats"][0])
+    last = min(int(state["turn"][0]), turn_log.shape[0] - 1)
+    n_rows = max(last, 0) * n_seats
+    log = state["event_log"][: min(int(state["n_events"][0]), state["event_log"].shape[0])]
+    research = log[(log[:, COL_KIND] == _KIND["research"]) & (log[:, COL_TURN] <= last)]
+    spent = np.zeros((max(last, 0) + 2, n_seats), dtype=np.int64)
+    np.add.at(spent, (research[:, COL_TURN], research[:, COL_SEAT]), research[:, COL_B])
+    stock = turn_log[: last + 1, :n_seats, LOG_SCIENCE_STOCK].copy()
+    if stock.shape[0]:
+        stock[0] = 0
+    gained = stock[1:] - stock[:-1] + spent[1: last + 1]
+    fields = turn_log[1: last + 1, :n_seats, :TURN_FIELDS].reshape(n_rows, TURN_FIELDS)
+    out: dict[str, Any] = {
+        "turn": np.repeat(np.arange(1, last + 1, dtype=np.int64), n_seats),
+        "seat": np.tile(np.arange(n_seats, dtype=np.int64), max(last, 0))}
+    for k, name in enumerate(TURN_LOG_FIELDS):
+        out[name] = fields[:, k].copy()
+    out["science_gained"] = gained.reshape(n_rows)
+    out["units"] = turn_log[1: last + 1, :n_seats, TURN_FIELDS:].reshape(n_rows, -1).copy()
+    return out
+
+
+def seat_rows(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
+              log: np.ndarray) -> list[dict[str, Any]]:
+    """The seats table's rows of a finished match (sim.engine.match.outcome's seats),
+    without the event dicts: log is the raw event log (n, EVENT_FIELDS)."""
+    terms, _counts, score, rank = scores(state, tables.arrays(), board)
+    n_seats = int(state["n_seats"][0])
+    n_cities = int(state["n_cities"][0])
+    city_tile = state["city_tile"][:n_cities]
+    city_owner = state["city_owner"][:n_cities]
+    city_pop = state["city_pop"][:n_cities]
+    kind, seat, by = log[:, COL_KIND], log[:, COL_SEAT], log[:, COL_BY]
+    turn = log[:, COL_TURN]
+    captured = np.isin(kind, _codes(("capture", "transfer")))
+    n_techs = len(tables.tech_names)
+    names = tables.personality_names
+
+    def first_turn(name: str, s: int) -> int | None:
+        rows = np.flatnonzero((kind == _KIND[name]) & (seat == s))
+        return int(turn[rows[0]]) if rows.size else None
+
+    rows = []
+    for s in range(n_seats):
+        owned = (city_tile >= 0) & (city_owner == s)
+        eliminated = int(state["seat_eliminated_turn"][s])
+        rows.append({
+            "seat": s, "personality": names[int(state["seat_personality"][s])],
+            "skill": int(state["seat_skill"][s]), "forbid": forbid_text(state, tables, s),
+            "alive": bool(state["seat_alive"][s]), "rank": int(rank[s]),
+            "score": int(score[s]),
+            **{f"{term}_points": int(terms[s, k]) for k, term in enumerate(SCORE_TERMS)},
+            "gold_stock": int(state["seat_gold"][s]), "cities": int(owned.sum()),
+            "population": int(city_pop[owned].sum()),
+            "techs": int(state["seat_techs"][s, :n_techs].sum()),
+            "eliminated_turn": eliminated if eliminated >= 0 else None,
+            "capitals_lost": int(((kind == _KIND["capital_fall"]) & (seat == s)).sum()),
+            "cities_captured": int((captured & (by == s)).sum()),
+            "observatory_queued_turn": first_turn("observatory_queued", s),
+            "observatory_lost_turn": first_turn("observatory_lost", s),
+            "observatory_completed_turn": first_turn("observatory_completed", s),
+            "peak_dominance": int(turn_log[:, s, LOG_DOMINANCE].max()) if turn_log.size else 0,
+            "science_unspent": int(state["seat_science"][s]),
+        })
+    return rows
+
+
+def match_columns(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
+                  seed: int, match_index: int) -> dict[str, Any]:
+    """One finished match for the outcome tables: {"match": the matches row (dict),
+    "seats": rows (dicts), "events": event_columns, "turns": turn_columns}."""
+    cap = state["event_log"].shape[0]
+    n_events = int(state["n_events"][0])
+    log = state["event_log"][: min(n_events, cap)]
+    winner = int(state["winner"][0])
+    victory = int(state["victory"][0])
+    match = {"seed": seed, "match_index": match_index, "tables_hash": tables.hash,
+             "seats": int(state["n_seats"][0]), "length": int(state["last_turn"][0]),
+             "winner": winner if winner >= 0 else None,
+             "victory": VICTORY_NAMES[victory] if victory >= 0 else None,
+             "end_turn": int(state["turn"][0]), "events_dropped": max(n_events - cap, 0)}
+    return {"match": match, "seats": seat_rows(state, tables, board, turn_log, log),
+            "events": event_columns(log, tables), "turns": turn_columns(state, turn_log)}
+
