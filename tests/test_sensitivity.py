@@ -74,7 +74,7 @@ def test_design_keeps_a_refused_side_at_the_base_and_skips_a_parameter_that_cann
 def test_a_parameter_both_of_whose_values_are_refused_is_skipped_with_the_reason(monkeypatch):
     import sim.runner.sensitivity as sensitivity
 
-    monkeypatch.setattr(sensitivity, "_valid", lambda path, key, value: "must be 7")
+    monkeypatch.setattr(sensitivity, "_valid", lambda path, base_set, key, value: "must be 7")
     d = design(spec(), FIXTURE_TABLES, load_tables(FIXTURE_TABLES))
     assert d.parameters == ()
     assert d.skipped[0][0] == "units.warrior.attack" and "must be 7" in d.skipped[0][1]

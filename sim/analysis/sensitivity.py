@@ -75,8 +75,9 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     lo, hi, effect_per_10pct (effect × 10 % of the base / (high − low): the slope
     per +10 %; null for a base of 0), p_value, min_p_value, n_pairs, then
     p_adjusted and changed (Holm over every row, alpha 0.05), inert (no match
-    changed winner, victory or end turn) and rank (by |effect_per_10pct|, else
-    |effect|, within the metric; 1 is the strongest).
+    changed winner, victory or end turn) and rank within the metric (1 is the
+    strongest): changed effects first, then by |effect_per_10pct|, then the effects
+    of a base of 0 by |effect|.
     """
     by_variant = {k[0]: v for k, v in matches.partition_by("variant", as_dict=True).items()}
     seats_by = {k[0]: v for k, v in seats.partition_by("variant", as_dict=True).items()}
@@ -116,13 +117,19 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
                          "holm")
     tests = tests.drop("resolution_limited", "variant").with_columns(
         pl.col("parameter").replace_strict(inert, return_dtype=pl.Boolean).alias("inert"))
-    # ties (inert parameters: effect 0) rank by parameter name, so the table is stable
+    # Significant effects rank first: a tornado must not open with an effect its own test
+    # cannot tell from noise. Within each group slopes per +10 % come before the effects
+    # of a base of 0 (a move from 0 to one unit, which no slope compares with); ties
+    # (inert parameters: effect 0) rank by parameter name, so the table is stable.
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
-    ranked = tests.with_columns(strength.fill_nan(None).alias("_strength")).sort(
-        ["metric", "_strength", "parameter"], descending=[False, True, False], nulls_last=True)
+    ranked = tests.with_columns(strength.fill_nan(None).alias("_strength"),
+                                pl.col("effect_per_10pct").is_not_null().alias("_slope"),
+                                pl.col("changed").fill_null(False).alias("_changed")).sort(
+        ["metric", "_changed", "_slope", "_strength", "parameter"],
+        descending=[False, True, True, True, False], nulls_last=True)
     return ranked.with_columns(
         (pl.int_range(pl.len()).over("metric") + 1).cast(pl.Int64).alias("rank")
-    ).drop("_strength")
+    ).drop("_strength", "_slope", "_changed")
 
 
 def inert_parameters(table: pl.DataFrame) -> list[str]:
@@ -136,10 +143,11 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
     the Morris screen studies (sim.runner.morris).
 
     Outcomes have different units (shares, turns), so "largest" is the rank within
-    each outcome (by |effect_per_10pct|, else |effect|, as `effects` ranks them,
-    rounded to 9 significant digits so the last bits of a mean cannot reorder
-    equal effects). Parameters compare by their best rank over the outcomes,
-    then their second best and so on; remaining ties by key name. Inert
+    each outcome (by |effect_per_10pct|, else |effect|: unlike `effects`, whatever
+    their significance, since the screen is what tests them; rounded to 9 significant
+    digits so the last bits of a mean cannot reorder equal effects). Parameters
+    compare by their best rank over the outcomes, then their second best and so on;
+    remaining ties by key name. Inert
     parameters are never chosen (not one match changed: nothing to interact).
     Fewer than `k` when fewer parameters are not inert. table: `effects`.
     """
