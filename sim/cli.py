@@ -960,6 +960,26 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
     _print_bench(result, as_json)
 
 
+@bench_app.command("scaling")
+def bench_scaling(as_json: Annotated[bool, typer.Option("--json")] = False,
+                  matches: Annotated[int, typer.Option(
+                      help="Matches per setting.")] = 100) -> None:
+    """Matches/s on one core at board radius 6, 9, 12, 15, at 2, 4, 6 seats, at each
+    length and with a skill-1 seat; and how radius 15's cost compares with its tiles."""
+    from sim.runner.bench import bench_scaling as run
+
+    result = run(matches)
+    if as_json:
+        _print_bench(result, True)
+        return
+    typer.echo(f"{'setting':<18} {'tiles':>5} {'matches/s':>10} {'turns':>6} "
+               f"{'µs/turn/tile':>13}")
+    for name, row in result["cases"].items():
+        typer.echo(f"{name:<18} {row['tiles']:>5} {row['matches_per_s']:>10} "
+                   f"{row['mean_turns']:>6} {row['us_per_turn_per_tile']:>13}")
+    typer.echo(f"radius_cost_vs_tiles: {result['radius_cost_vs_tiles']}")
+
+
 @bench_app.command("sweep")
 def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
                 matches: Annotated[int, typer.Option(help="Matches per variant (2 variants).")]

@@ -260,6 +260,39 @@ def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> 
                     "match including python_ms"}
 
 
+def bench_scaling(n_matches: int = 100, seed: int = 20260101) -> dict:
+    """How a match's cost grows with the board, the seats, the length and the AI
+    skill: matches/s on one core and the cost of a turn per board tile for board
+    radius 6, 9, 12 and 15 (4 seats, standard), seats 2, 4 and 6, lengths short,
+    standard and long, and one skill-1 seat (each other setting the tables' own).
+    `radius_cost_vs_tiles` is (seconds a match at radius 15 / at radius 9) divided by
+    (tiles at 15 / tiles at 9): at most 1 when a match costs no more than its board
+    grows (issue 15)."""
+    from sim.engine.match import play_match
+
+    base = load_tables()
+    cases = [(f"radius {r}", {"map.radius": r}, {}) for r in (6, 9, 12, 15)]
+    cases += [(f"seats {n}", {}, {"n_seats": n}) for n in (2, 4, 6)]
+    cases += [(f"length {k}", {}, {"length": k}) for k in ("short", "standard", "long")]
+    cases += [("skill 1 (seat 0)", {}, {"seat_ai": [{"skill": 1}]})]
+    rows = {}
+    for name, overrides, kwargs in cases:
+        tables = base.with_overrides(overrides) if overrides else base
+        play_match(tables, seed, **kwargs)  # compile or load outside the timing
+        t0 = time.perf_counter()
+        turns = 0
+        for i in range(n_matches):
+            st, board, _log = play_match(tables, seed, i, **kwargs)
+            turns += int(st.turn[0])
+        seconds = time.perf_counter() - t0
+        rows[name] = {"tiles": board.n_tiles, "matches_per_s": round(n_matches / seconds, 1),
+                      "mean_turns": round(turns / n_matches, 1),
+                      "us_per_turn_per_tile": round(seconds / turns / board.n_tiles * 1e6, 3)}
+    r9, r15 = rows["radius 9"], rows["radius 15"]
+    ratio = (r9["matches_per_s"] / r15["matches_per_s"]) / (r15["tiles"] / r9["tiles"])
+    return {"matches": n_matches, "cases": rows, "radius_cost_vs_tiles": round(ratio, 3)}
+
+
 _SWEEP_EXPERIMENT = """
 name = "bench-sweep"
 root_seed = 4242
