@@ -736,14 +736,11 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     # "iri" string format, and that module builds a parser at import: 1-2 s of every
     # report. No Vega-Lite schema uses the format, so this process does without it.
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    # polars' allocator (jemalloc) keeps freed pages for 10 s by default, so each
-    # scan's buffers stack up on the last one's: hand them back after 0.3 s (set before
-    # polars loads; an explicit setting in the environment wins). At once (0) kept the
-    # 12,000-match report at 350 MB but made it 30 % slower: every polars operation's
-    # buffers went back to the kernel and came again as fresh page faults; 0.3 s keeps
-    # it near 420 MB.
+    # polars' allocator (jemalloc) keeps freed pages for seconds by default, so each
+    # scan's buffers stack up on the last one's: hand them back at once (set before
+    # polars loads; an explicit setting in the environment wins)
     if "polars" not in sys.modules:
-        os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:300,muzzy_decay_ms:0")
+        os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     from sim.report.html import write_report
     from sim.rules.tables import REPO_ROOT
 
