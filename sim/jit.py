@@ -61,3 +61,32 @@ def njit(fn=None, **overrides):
     if fn is None:
         return lambda f: numba.njit(**options)(f)
     return numba.njit(**options)(fn)
+
+
+if numba.config.DISABLE_JIT:  # the plain-Python run of the kernels: no LLVM to ask
+    def cycles() -> int:
+        """Nanoseconds of the performance counter (the compiled build reads cycles)."""
+        import time
+
+        return time.perf_counter_ns()
+else:
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _read_cycle_counter(typingctx):
+        def codegen(context, builder, signature, args):
+            fn = cgutils.get_or_insert_function(builder.module,
+                                                ir.FunctionType(ir.IntType(64), []),
+                                                "llvm.readcyclecounter")
+            return builder.call(fn, [])
+
+        return types.int64(), codegen
+
+    @njit
+    def cycles() -> int:
+        """The CPU's cycle counter (LLVM's readcyclecounter: the time-stamp counter, a
+        few cycles a read), for sim.kernels.phases' timing of a match's parts."""
+        return _read_cycle_counter()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sim.engine.match import play_match, play_match_phases
-from sim.kernels.phases import N_PHASES, PHASES
+from sim.rules.codes import N_PHASES, PHASES
 
 
 @pytest.mark.parametrize(("seed", "match_index", "skill"), [(5, 0, 0), (5, 7, 0), (19, 2, 1)])

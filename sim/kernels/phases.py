@@ -8,24 +8,19 @@ the three loop functions whose insides are split (`end_turn`, `open_seat_turn`,
 `ai_take_turn`); a change to one of them must be made here too, and the test fails
 until it is.
 
-The counter is the CPU's time-stamp counter (LLVM's readcyclecounter: a few cycles a
-read, no system call), so timing ~40,000 phase calls a match barely slows it; the
-bench turns counts into seconds by the same run's wall time.
+The counter is sim.jit.cycles (the CPU's time-stamp counter: a few cycles a read, no
+system call), so timing ~40,000 phase calls a match barely slows it; the bench turns
+counts into seconds by the same run's wall time. The phases are named and numbered in
+sim.rules.codes (PHASES).
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
-from sim.jit import njit
+from sim.jit import cycles, njit
 from sim.kernels.ai.diplomacy import ai_diplomacy
 from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
@@ -55,60 +50,30 @@ from sim.kernels.rules.flow import (
 )
 from sim.kernels.rules.healing import heal_units
 from sim.kernels.world.setup import setup_match
-from sim.rules.codes import M_ATTACK_CITIES, TURN_LIMIT
+from sim.rules.codes import (
+    M_ATTACK_CITIES,
+    P_AI_GOLD,
+    P_AI_PRODUCTION,
+    P_AI_RESEARCH,
+    P_AI_TARGETS,
+    P_AI_TERRITORY,
+    P_AI_UNITS,
+    P_GROWTH,
+    P_HEAL,
+    P_INCOME,
+    P_LOOKAHEAD,
+    P_PRODUCTION,
+    P_RECORD,
+    P_SETUP,
+    P_UPKEEP,
+    P_VICTORY,
+    TURN_LIMIT,
+)
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
     from sim.world.board import Board
     from sim.world.state import State
-
-# the phases, in the order of PHASES; ticks[k] sums the counter over phase k
-PHASES = (
-    "setup",                # map, starts, first units (setup_match)
-    "upkeep_neutrals",      # once a turn: truce and pact counters, villages and bandits
-    "flow_heal_moves",      # each seat's turn opens: healing (D3), moves renewed
-    "flow_income",          # income, upkeep, disbanding (T05, T06)
-    "flow_production",      # what cities finish (T07; a science win)
-    "flow_growth_events",   # growth, repair, revolts, the event card
-    "victory_checks",       # dominance (V18) each seat turn, the turn limit (V19)
-    "lookahead",            # a skill-1 seat's playouts (none at skill 0)
-    "ai_research_diplomacy",
-    "ai_territory_score",   # the AI's one read of territory and the public score (T10)
-    "ai_targets_threats",   # army count, war target, Observatory alarm, city threats
-    "ai_production",
-    "ai_gold",
-    "ai_unit_orders",       # every unit's move and attack, with its pathing
-    "turn_record",          # the per-turn log (record_turn)
-)
-N_PHASES = len(PHASES)
-(P_SETUP, P_UPKEEP, P_HEAL, P_INCOME, P_PRODUCTION, P_GROWTH, P_VICTORY, P_LOOKAHEAD,
- P_AI_RESEARCH, P_AI_TERRITORY, P_AI_TARGETS, P_AI_PRODUCTION, P_AI_GOLD, P_AI_UNITS,
- P_RECORD) = range(N_PHASES)
-
-
-@intrinsic
-def _read_cycle_counter(typingctx):
-    sig = types.int64()
-
-    def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(builder.module,
-                                            ir.FunctionType(ir.IntType(64), []),
-                                            "llvm.readcyclecounter")
-        return builder.call(fn, [])
-
-    return sig, codegen
-
-
-if numba.config.DISABLE_JIT:  # the plain-Python run of the kernels: no LLVM to ask
-    def cycles() -> int:
-        """Nanoseconds of the performance counter (the compiled build reads cycles)."""
-        return time.perf_counter_ns()
-else:
-    @njit
-    def cycles() -> np.int64:
-        """The CPU's cycle counter (monotonic within a run on one core)."""
-        return _read_cycle_counter()
-
 
 @njit
 def _tick(ticks: np.ndarray, phase: np.int64, since: np.int64) -> np.int64:

@@ -196,3 +196,27 @@ BUY_CHECKS = ("ok", "not_a_city", "neutral_city", "not_owner", "impassable", "in
  BUY_NOT_ADJACENT, BUY_NO_GOLD) = range(len(BUY_CHECKS))
 BUY_REASON = (OK, R_NO_CITY, R_BUY_NEUTRAL, R_NOT_YOUR_CITY, R_IMPASSABLE, R_BUY_IN_REGION,
               R_BUY_NOT_ADJACENT, R_NO_GOLD)
+
+# sim bench match --phases (sim.kernels.phases): the parts of a match it times, in
+# this order; the timed loop adds phase k's CPU cycles to ticks[k]
+PHASES = (
+    "setup",                # map, starts, first units (setup_match)
+    "upkeep_neutrals",      # once a turn: truce and pact counters, villages and bandits
+    "flow_heal_moves",      # each seat's turn opens: healing (D3), moves renewed
+    "flow_income",          # income, upkeep, disbanding (T05, T06)
+    "flow_production",      # what cities finish (T07; a science win)
+    "flow_growth_events",   # growth, repair, revolts, the event card
+    "victory_checks",       # dominance (V18) each seat turn, the turn limit (V19)
+    "lookahead",            # a skill-1 seat's playouts (none at skill 0)
+    "ai_research_diplomacy",
+    "ai_territory_score",   # the AI's one read of territory and the public score (T10)
+    "ai_targets_threats",   # army count, war target, Observatory alarm, city threats
+    "ai_production",
+    "ai_gold",
+    "ai_unit_orders",       # every unit's move and attack, with its pathing
+    "turn_record",          # the per-turn log (record_turn)
+)
+N_PHASES = len(PHASES)
+(P_SETUP, P_UPKEEP, P_HEAL, P_INCOME, P_PRODUCTION, P_GROWTH, P_VICTORY, P_LOOKAHEAD,
+ P_AI_RESEARCH, P_AI_TERRITORY, P_AI_TARGETS, P_AI_PRODUCTION, P_AI_GOLD, P_AI_UNITS,
+ P_RECORD) = range(N_PHASES)

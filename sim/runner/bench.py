@@ -218,7 +218,8 @@ def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> 
     time against the plain one on the same matches. With `skill` 1, seat 0 plays at
     skill 1."""
     from sim.engine.match import play_match, play_match_phases
-    from sim.kernels.phases import N_PHASES, PHASES, cycles
+    from sim.jit import cycles
+    from sim.rules.codes import N_PHASES, PHASES
 
     tables = load_tables()
     seat_ai = [{"skill": skill}] if skill else None
