@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -1056,12 +1057,29 @@ def warm_cmd() -> None:
                f"({cache_dir()})")
 
 
+def _exit_on_signal(signum, _frame) -> None:
+    """Ctrl-C or a TERM outside a sweep's own handling (sim.runner.sweep.stop_on_signals,
+    which restores this one when the sweep ends): one line and the shell's exit status."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_IGN)
+    typer.echo(f"interrupted by {signal_name(signum)}", err=True)
+    sys.exit(128 + signum)
+
+
 def main() -> None:
+    """The `sim` command. A signal that lands after the work is done, while the
+    interpreter shuts down, is ignored: Python restores the default handlers then, and a
+    finished sweep would otherwise die of the signal (exit -2) with its run complete."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _exit_on_signal)
     try:
         app()
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    finally:
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
 
 
 if __name__ == "__main__":
