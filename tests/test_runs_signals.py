@@ -106,9 +106,9 @@ def test_a_killed_worker_costs_its_chunk_one_attempt(reference, tmp_path):
 
 
 def test_a_chunk_whose_worker_keeps_dying_becomes_error_rows(reference, tmp_path):
-    """Every worker is killed as soon as it appears, six times: the two chunks they
-    held fail three times each and are recorded as errors; the sweep finishes the
-    rest (exit 1). --retry-errors then plays them again."""
+    """Every worker is killed as soon as it appears, six times: a chunk they held
+    three times is recorded as errors; the sweep finishes the rest (exit 1).
+    --retry-errors then plays them again."""
     exp, frames = reference
     out = tmp_path / "run"
     proc = _sweep(exp, out)
@@ -124,10 +124,13 @@ def test_a_chunk_whose_worker_keeps_dying_becomes_error_rows(reference, tmp_path
     assert wait_for(kill_new_workers, timeout=240, every=0.01)
     _stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 1, stderr
-    assert stderr.count("gave up after 3 attempts") == 2, stderr
+    # which chunks the six kills land on depends on which respawned worker the watcher
+    # sees first: mostly two chunks three times each, sometimes 3 + 2 + 1
+    gave_up = stderr.count("gave up after 3 attempts")
+    assert gave_up in (1, 2), stderr
     tables = read_all(out)
     errors = tables["errors"]
-    assert errors.height == 2 * CHUNK
+    assert errors.height == gave_up * CHUNK
     assert all("killed by SIGKILL" in m and "gave up after 3 attempts" in m
                for m in errors["message"])
     failed = errors.select("variant", "match_index")
