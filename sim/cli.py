@@ -1074,9 +1074,6 @@ def main() -> None:
         signal.signal(s, _exit_on_signal)
     try:
         app()
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
     finally:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)

@@ -45,14 +45,15 @@ _NAMES = np.array(EVENT_NAMES, dtype=object)
 # the kinds whose generic `value` column is the raw a, b, or c's damage part, and the
 # kinds whose `cause` column is an event row (a); the names say what the rows mean
 # (sim.engine.report.event_list, docs/outcomes.md)
-_VALUE_A = ("transfer", "kept", "eliminated", "revolt_start", "unrest", "truce", "capture",
-            "unit_disbanded", "repair")
-_VALUE_B = ("tile_bought", "camp_cleared", "rush", "research", "repairs", "heals")
-_CAUSE_A = ("transfer", "kept", "eliminated")
-
-
-def _codes(names: tuple[str, ...]) -> np.ndarray:
+def _codes(*names: str) -> np.ndarray:
     return np.array([_KIND[n] for n in names], dtype=np.int64)
+
+
+_VALUE_A = _codes("transfer", "kept", "eliminated", "revolt_start", "unrest", "truce",
+                  "capture", "unit_disbanded", "repair")
+_VALUE_B = _codes("tile_bought", "camp_cleared", "rush", "research", "repairs", "heals")
+_CAUSE_A = _codes("transfer", "kept", "eliminated")
+_CAPTURED = _codes("capture", "transfer")  # a city taken, by its new owner (`by`)
 
 
 def _owners(values: np.ndarray, none: np.ndarray) -> dict[str, Any]:
@@ -68,7 +69,7 @@ def event_columns(log: np.ndarray, tables: Tables) -> dict[str, Any]:
     a, b, c = log[:, COL_A], log[:, COL_B], log[:, COL_C]
     value = np.zeros(n, dtype=np.int64)
     has_value = np.zeros(n, dtype=bool)
-    for codes, source in ((_codes(_VALUE_A), a), (_codes(_VALUE_B), b)):
+    for codes, source in ((_VALUE_A, a), (_VALUE_B, b)):
         mask = np.isin(kind, codes)
         value[mask] = source[mask]
         has_value |= mask
@@ -78,7 +79,7 @@ def event_columns(log: np.ndarray, tables: Tables) -> dict[str, Any]:
     attack = kind == _KIND["attack"]
     value[attack] = c[attack] % DAMAGE_SPLIT
     has_value |= attack
-    cause = np.isin(kind, _codes(_CAUSE_A))
+    cause = np.isin(kind, _CAUSE_A)
     detail = np.full(n, None, dtype=object)
     units = np.array([*tables.unit_names, "bandit"], dtype=object)  # -1: a bandit
     items = np.array([*tables.unit_names, *tables.building_names], dtype=object)
@@ -140,7 +141,7 @@ def seat_rows(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
     city_pop = state["city_pop"][:n_cities]
     kind, seat, by = log[:, COL_KIND], log[:, COL_SEAT], log[:, COL_BY]
     turn = log[:, COL_TURN]
-    captured = np.isin(kind, _codes(("capture", "transfer")))
+    captured = np.isin(kind, _CAPTURED)
     n_techs = len(tables.tech_names)
     names = tables.personality_names
 

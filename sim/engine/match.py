@@ -83,13 +83,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
                 raise InvariantError(f"seed {seed} match {match_index} turn "
                                      f"{step.state.turn[0]}: " + "; ".join(problems))
         return step.state, step.board, step.turn_log
-    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
-                                                    personalities, seat_ai)
-    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board,
-                          rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
-                          *lookahead_scratch(st)):
-        raise _unplayable(tables, seed, match_index, n_seats)
-    return st, board, turn_log
+    return _play_compiled(run_match_held, (), tables, seed, match_index, n_seats, length,
+                          personalities, seat_ai)
 
 
 def play_match_phases(tables: Tables, seed: int, match_index: int, ticks: np.ndarray,
@@ -98,11 +93,20 @@ def play_match_phases(tables: Tables, seed: int, match_index: int, ticks: np.nda
     match and result; ticks (N_PHASES,) int64 gains each phase's CPU cycles."""
     from sim.kernels.phases import run_match_phases
 
-    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, None, None,
-                                                    None, seat_ai)
-    if not run_match_phases(_holder(st), _tables_holder(tables.arrays(None, n_seats)), board,
-                            rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
-                            *lookahead_scratch(st), ticks):
+    return _play_compiled(run_match_phases, (ticks,), tables, seed, match_index, None, None,
+                          None, seat_ai)
+
+
+def _play_compiled(kernel, extra: tuple, tables: Tables, seed: int, match_index: int,
+                   n_seats: int | None, length: str | None, personalities: list[str] | None,
+                   seat_ai: Sequence[Mapping[str, Any]] | None):
+    """One match played whole by a compiled loop with run_match_held's arguments
+    (then `extra`): the fast path, or the timed copy of it."""
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
+                                                    personalities, seat_ai)
+    if not kernel(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board, rng_map,
+                  np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+                  *lookahead_scratch(st), *extra):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 

@@ -84,10 +84,6 @@ class Tables:
     def match_length(self, preset: str | None = None) -> int:
         return self.model.match.lengths[preset or self.model.match.length]
 
-    def cost_scale_pct(self, preset: str | None = None) -> int:
-        """D6: the game speed of a length preset (default: the tables' own preset)."""
-        return self.model.match.cost_scale_pct[preset or self.model.match.length]
-
     def scales_pct(self, preset: str | None = None, seats: int | None = None,
                    ) -> tuple[int, int]:
         """(cost %, dominance counter %) of a match of `preset` and `seats` (defaults:
@@ -248,11 +244,10 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     if set(m.match.cost_scale_pct) != set(m.match.lengths):
         out.append((("match", "cost_scale_pct"), "needs one value per length preset "
                     f"{sorted(m.match.lengths)}, got {sorted(m.match.cost_scale_pct)}"))
-    for name in ("dominance_scale_pct",):
-        extra = set(getattr(m.match, name)) - set(m.match.lengths)
-        if extra:
-            out.append((("match", name), f"unknown length preset {sorted(extra)[0]!r}; "
-                        f"presets are {sorted(m.match.lengths)}"))
+    extra = set(m.match.dominance_scale_pct) - set(m.match.lengths)
+    if extra:
+        out.append((("match", "dominance_scale_pct"), f"unknown length preset "
+                    f"{sorted(extra)[0]!r}; presets are {sorted(m.match.lengths)}"))
     for name in ("seat_cost_scale_pct", "seat_dominance_scale_pct"):
         extra = set(getattr(m.match, name)) - {str(n) for n in range(2, MAX_SEATS + 1)}
         if extra:
