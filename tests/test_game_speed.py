@@ -133,3 +133,41 @@ def test_a_two_seat_match_pays_the_two_seat_research_costs():
     two, four = tables.arrays(None, 2).tech_cost, tables.arrays(None, 4).tech_cost
     assert paid and paid <= set(two.tolist())
     assert not paid <= set(four.tolist())
+
+
+def _two_seat_scenario(tmp_path: Path, counter: int) -> Path:
+    path = tmp_path / "two_seats.toml"
+    path.write_text(f"""name = "two seats"
+[board]
+radius = 5
+[[seats]]
+dominance_counter = {counter}
+[[seats]]
+[[cities]]
+seat = 0
+at = [0, 0]
+[[cities]]
+seat = 1
+at = [4, 0]
+""")
+    return path
+
+
+def test_a_two_seat_scenario_and_its_checks_use_the_two_seat_record(tmp_path):
+    """Scenarios and the invariant checker read the record of the position's own seat
+    count, as a match of that many seats plays with: on the default tables the 2-seat
+    dominance counter to win is below the 4-seat one (V18, D6)."""
+    from sim.engine.check import check_invariants
+    from sim.engine.scenario import ScenarioError, load_scenario
+
+    two = TABLES.arrays(None, 2).dominance_to_win
+    four = TABLES.arrays(None, 4).dominance_to_win
+    assert two < four
+    with pytest.raises(ScenarioError, match=f"below the winning counter {two}"):
+        load_scenario(_two_seat_scenario(tmp_path, two))
+    scn = load_scenario(_two_seat_scenario(tmp_path, two - 1))
+    assert check_invariants(scn.state, scn.tables, scn.board) == []
+    scn.state.seat_dominance[0] = two  # legal under the 4-seat counter, not under its own
+    assert any("dominance counter" in p
+               for p in check_invariants(scn.state, scn.tables, scn.board))
+    assert check_invariants(scn.state, scn.tables, scn.board, TABLES.arrays(None, 4)) == []

@@ -17,6 +17,7 @@ from sim.rules.codes import (
     BANDIT,
     NEUTRAL,
 )
+from sim.rules.record import TableArrays
 from sim.rules.tables import Tables
 from sim.world.board import Board
 from sim.world.state import (
@@ -24,10 +25,15 @@ from sim.world.state import (
 )
 
 
-def check_invariants(state: State, tables: Tables, board: Board) -> list[str]:
-    tb = tables.arrays()
-    out: list[str] = []
+def check_invariants(state: State, tables: Tables, board: Board,
+                     tb: TableArrays | None = None) -> list[str]:
+    """Every violated invariant of `state`, in words. `tb` is the record the match
+    plays with (its length preset's and seat count's scales, D6); by default the
+    tables' own preset at the state's seat count."""
     n_seats = int(state.n_seats[0])
+    if tb is None:
+        tb = tables.arrays(None, n_seats)
+    out: list[str] = []
     n_cities = int(state.n_cities[0])
     n_units = int(state.n_units[0])
     cities = [c for c in range(n_cities) if state.city_tile[c] >= 0]

@@ -78,7 +78,8 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
 
         for step in iter_turns(tables, seed, match_index, n_seats, length, personalities,
                                seat_ai):
-            problems = check_invariants(step.state, tables, step.board)
+            problems = check_invariants(step.state, tables, step.board,
+                                        tables.arrays(length, int(step.state.n_seats[0])))
             if problems:
                 raise InvariantError(f"seed {seed} match {match_index} turn "
                                      f"{step.state.turn[0]}: " + "; ".join(problems))

@@ -54,7 +54,8 @@ class _Builder:
     def __init__(self, path: str, lines: dict[tuple, int], spec: ScenarioSpec, tables: Tables):
         self.path, self.lines, self.spec, self.tables = path, lines, spec, tables
         self.board = make_board(spec.board.radius)
-        self.tb = tables.arrays()
+        # the record a match at this seat count plays with (D6's seat scales)
+        self.tb = tables.arrays(None, len(spec.seats))
 
     def fail(self, loc: tuple, reason: str) -> None:
         raise ScenarioError(f"{key_location(self.path, self.lines, loc)}: {reason}")

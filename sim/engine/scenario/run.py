@@ -59,7 +59,7 @@ def command_args(scn: Scenario, cmd: CommandSpec) -> tuple[int, int, int]:
 
 def refusal_text(scn: Scenario, state: State, cmd: CommandSpec, reason: int) -> str:
     """The designer's words for a refused command, e.g. `truce with seat 1: cannot ...`."""
-    tables, tb = scn.tables, scn.tables.arrays()
+    tables, tb = scn.tables, scn.tables.arrays(None, len(scn.spec.seats))
     seat = int(state.active_seat[0])
     ctx: dict[str, Any] = {"seat": seat, "unit": cmd.unit, "city": cmd.city, "item": cmd.item,
                            "tech": cmd.tech, "quota": tb.quota, "gold": int(state.seat_gold[seat]),
@@ -116,7 +116,7 @@ def run_scenario(scn: Scenario, check: bool = True) -> dict[str, Any]:
     from sim.engine.match import play_turns
 
     state = scn.state
-    tb = scn.tables.arrays()
+    tb = scn.tables.arrays(None, len(scn.spec.seats))
     results = []
     for i, cmd in enumerate(scn.spec.commands):
         before = copy_state(state)
