@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis.stats import clustered_mean, two_sided_z, wilson
+from sim.analysis.stats import clustered_mean, two_sided_z, wilson_bounds
 from sim.rules.codes import HUMAN_OUT as HUMAN_OUT_CODE
 from sim.rules.codes import SCORE_TERMS, VICTORY_NAMES
 
@@ -63,10 +63,13 @@ def wilson_columns(frame: pl.DataFrame, k: str, n: str, confidence: float,
                    lo: str = "lo", hi: str = "hi") -> pl.DataFrame:
     """Wilson bounds of k out of n as two Float64 columns, null where n is 0 (no
     observation: no interval, rather than the uninformative [0, 1])."""
-    bounds = [wilson(int(a), int(b), confidence) if b else (None, None)
-              for a, b in zip(frame.get_column(k), frame.get_column(n), strict=True)]
-    return frame.with_columns(pl.Series(lo, [b[0] for b in bounds], dtype=pl.Float64),
-                              pl.Series(hi, [b[1] for b in bounds], dtype=pl.Float64))
+    ks, ns = frame.get_column(k), frame.get_column(n).fill_null(0)  # no count: no interval
+    if (ks.is_null() & (ns > 0)).any():
+        raise ValueError(f"{k} is null where {n} is not")
+    lows, highs = wilson_bounds(ks.fill_null(0).to_numpy(), ns.to_numpy(), confidence)
+    # NaN (n = 0) becomes null
+    return frame.with_columns(pl.Series(lo, lows, dtype=pl.Float64, nan_to_null=True),
+                              pl.Series(hi, highs, dtype=pl.Float64, nan_to_null=True))
 
 
 def normal_bounds(mean: str, sd: str, n: str, confidence: float,

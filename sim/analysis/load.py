@@ -169,9 +169,12 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
     # over a frame of a hundred chunks pays for each
     chosen = (events.filter(pl.col("kind").is_in(sorted(set(kinds))))
               .collect(engine="streaming").rechunk())
-    # the hive column alone: no row of the table is decoded for it
-    every = events.select("variant").unique().collect(engine="streaming")
-    missing = every.join(chosen.select("variant").unique(), on="variant", how="anti")
+    # the other variants of the table, from their files only (a filter on the hive column
+    # skips every file of a variant already seen): reading `variant` for all 14 million
+    # rows to find the usual none cost half a second
+    seen = chosen.get_column("variant").unique().implode()
+    missing = (events.filter(~pl.col("variant").is_in(seen)).select("variant").unique()
+               .collect(engine="streaming"))
     if missing.height == 0:
         return chosen
     placeholders = missing.sort("variant").select(

@@ -5,8 +5,6 @@ is any seat index favoured? Sorting: see _frames."""
 from __future__ import annotations
 
 import polars as pl
-from scipy.stats import chisquare
-from statsmodels.stats.proportion import proportion_confint
 
 from sim.analysis._frames import wilson_columns
 
@@ -54,6 +52,11 @@ def seat_fairness(matches: pl.DataFrame, seats: pl.DataFrame,
     (Wilson), chi2 and p_value (of the group's test: the same on each of its rows),
     and fair (p_value >= FAIR_ALPHA).
     """
+    # here, not at the top: importing scipy.stats costs every importer of metrics a
+    # second, and only this test uses it directly (sim.analysis.stats loads it lazily)
+    from scipy.stats import chisquare
+    from statsmodels.stats.proportion import proportion_confint
+
     decided = (matches.filter(pl.col("winner").is_not_null())
                .select("variant", "match_id", pl.col("seats").alias("seats_n")))
     rows = (seats.join(decided, on=["variant", "match_id"], how="inner")

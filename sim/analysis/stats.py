@@ -3,7 +3,8 @@ and scipy, so every formula comes from a well-kept library and only the edges
 (no data, no discordant pair, zero variance) are decided here.
 
 * `wilson`: Wilson score interval of a binomial proportion
-  (statsmodels `proportion_confint(method="wilson")`).
+  (statsmodels `proportion_confint(method="wilson")`); `wilson_bounds`: the same
+  for whole arrays of counts in one call.
 * `multinomial_intervals`: Goodman's simultaneous intervals for the shares of a
   mix of categories (`multinomial_proportions_confint(method="goodman")`), which
   are the Wilson intervals at confidence ``1 - (1 - confidence) / K``.
@@ -31,15 +32,52 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
-from scipy import stats as sps
-from statsmodels.regression.linear_model import OLS
-from statsmodels.stats.contingency_tables import SquareTable, mcnemar
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import multinomial_proportions_confint, proportion_confint
-from statsmodels.stats.weightstats import DescrStatsW
+
+_LOAD = threading.Lock()
+_LIBS: SimpleNamespace | None = None
+
+
+def _lib() -> SimpleNamespace:
+    """scipy.stats and the statsmodels routines wrapped here, imported on first use:
+    they take 1.5-2 s to import (scipy.stats, pandas under statsmodels), which the
+    report spends on its first Parquet scans instead (preload). One lock around the
+    imports, so a preload thread and a first call never import them at the same time."""
+    global _LIBS
+    if _LIBS is None:
+        with _LOAD:
+            if _LIBS is None:
+                from scipy import stats as sps
+                from statsmodels.regression.linear_model import OLS
+                from statsmodels.stats.contingency_tables import SquareTable, mcnemar
+                from statsmodels.stats.multitest import multipletests
+                from statsmodels.stats.proportion import (
+                    multinomial_proportions_confint,
+                    proportion_confint,
+                )
+                from statsmodels.stats.weightstats import DescrStatsW
+
+                _LIBS = SimpleNamespace(
+                    sps=sps, OLS=OLS, SquareTable=SquareTable, mcnemar=mcnemar,
+                    multipletests=multipletests,
+                    multinomial_proportions_confint=multinomial_proportions_confint,
+                    proportion_confint=proportion_confint, DescrStatsW=DescrStatsW)
+    return _LIBS
+
+
+def preload() -> threading.Thread:
+    """Import the libraries (_lib) in a thread of their own, started here, and return
+    it. The imports hold the interpreter lock, but polars releases it while it
+    scans, so a caller that scans first gets them on the other core. Not a daemon
+    thread: an interpreter that exits early waits for the imports instead of
+    stopping them halfway."""
+    thread = threading.Thread(target=_lib, name="stats-preload")
+    thread.start()
+    return thread
 
 # A cluster-robust standard error below this fraction of the naive one (sd/√n) is the
 # rounding residue of the fit (about 1e-9 of it when the two arms are identical), not
@@ -61,7 +99,7 @@ def _alpha(confidence: float) -> float:
 
 def two_sided_z(confidence: float) -> float:
     """The two-sided normal quantile for `confidence` (1.95996… at 0.95)."""
-    return float(sps.norm.ppf(1.0 - _alpha(confidence) / 2.0))
+    return float(_lib().sps.norm.ppf(1.0 - _alpha(confidence) / 2.0))
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -75,10 +113,32 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return 0.0, 1.0
-    lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
+    lo, hi = _lib().proportion_confint(k, n, alpha=alpha, method="wilson")
     # exact edges: the library's arithmetic leaves 1e-17 residues there
     return (0.0 if k == 0 else float(lo)), (1.0 if k == n else float(hi))
 
+
+
+def wilson_bounds(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray,
+                  confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """`wilson` of every pair (k[i], n[i]) at once, as two float arrays: one
+    `proportion_confint` call on the whole arrays (the same formula, element by
+    element) instead of one call per row, which a table of a few hundred rows paid
+    for in call overhead. NaN bounds where n is 0 (callers turn them into nulls);
+    the same exact edges as `wilson`."""
+    alpha = _alpha(confidence)
+    k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    if k.shape != n.shape or np.any((n < 0) | (k < 0) | (k > n)):
+        raise ValueError("need 0 <= k <= n for every pair, and as many k as n")
+    lo, hi = np.full(k.shape, math.nan), np.full(k.shape, math.nan)
+    some = n > 0
+    if some.any():
+        lo[some], hi[some] = _lib().proportion_confint(k[some], n[some], alpha=alpha,
+                                                        method="wilson")
+        # exact edges: the library's arithmetic leaves 1e-17 residues there
+        lo[some & (k == 0)] = 0.0
+        hi[some & (k == n)] = 1.0
+    return lo, hi
 
 def multinomial_intervals(counts: Sequence[int],
                           confidence: float = 0.95) -> list[tuple[float, float]]:
@@ -95,8 +155,8 @@ def multinomial_intervals(counts: Sequence[int],
         return []
     if sum(counts) == 0:
         return [(0.0, 1.0)] * len(counts)
-    bounds = multinomial_proportions_confint(np.asarray(counts, dtype=float), alpha=alpha,
-                                             method="goodman")
+    bounds = _lib().multinomial_proportions_confint(np.asarray(counts, dtype=float),
+                                                   alpha=alpha, method="goodman")
     return [(0.0 if c == 0 else float(lo), float(hi))
             for c, (lo, hi) in zip(counts, bounds, strict=True)]
 
@@ -119,7 +179,7 @@ def mean_interval(values: Sequence[float] | np.ndarray,
     mean = float(x.mean())
     if n < 2:
         return mean, math.nan, math.nan, n
-    lo, hi = DescrStatsW(x).zconfint_mean(alpha=alpha)
+    lo, hi = _lib().DescrStatsW(x).zconfint_mean(alpha=alpha)
     return mean, float(lo), float(hi), n
 
 
@@ -141,7 +201,7 @@ def median_interval(values: Sequence[float] | np.ndarray,
     if n == 0:
         return math.nan, math.nan, math.nan, 0
     median = float(np.median(x))
-    ci = sps.quantile_test(x, q=median, p=0.5).confidence_interval(1.0 - alpha)
+    ci = _lib().sps.quantile_test(x, q=median, p=0.5).confidence_interval(1.0 - alpha)
     return median, float(ci.low), float(ci.high), n
 
 
@@ -172,12 +232,12 @@ def clustered_mean(values: Sequence[float] | np.ndarray, clusters: Sequence | np
     mean = float(y.mean())
     if n_groups < 2:
         return mean, math.nan, math.nan, n, n_groups
-    fit = OLS(y, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": g},
-                                         use_t=True)
+    fit = _lib().OLS(y, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": g},
+                                                use_t=True)
     se = float(fit.bse[0])
     if _no_spread(se, y):
         return mean, mean, mean, n, n_groups
-    half = float(sps.t.ppf(1.0 - alpha / 2.0, n_groups - 1)) * se
+    half = float(_lib().sps.t.ppf(1.0 - alpha / 2.0, n_groups - 1)) * se
     return mean, mean - half, mean + half, n, n_groups
 
 
@@ -213,7 +273,7 @@ def clustered_difference(values: Sequence[float] | np.ndarray,
     diff = float(y[x == 1].mean() - y[x == 0].mean())
     if n_groups < 2:
         return diff, math.nan, math.nan, math.nan, n_groups
-    fit = OLS(y, np.column_stack([np.ones_like(x), x])).fit(
+    fit = _lib().OLS(y, np.column_stack([np.ones_like(x), x])).fit(
         cov_type="cluster", cov_kwds={"groups": g, "use_correction": False})
     # rounding can leave a zero variance a hair below 0
     se = math.sqrt(max(0.0, float(fit.cov_params()[1, 1])) * n_groups / (n_groups - 1))
@@ -224,8 +284,9 @@ def clustered_difference(values: Sequence[float] | np.ndarray,
             return 0.0, 0.0, 0.0, 1.0, n_groups
         return diff, diff, diff, 0.0, n_groups
     df = n_groups - 1
-    half = float(sps.t.ppf(1.0 - alpha / 2.0, df)) * se
-    p = float(2.0 * sps.t.sf(abs(diff) / se, df))
+    student = _lib().sps.t
+    half = float(student.ppf(1.0 - alpha / 2.0, df)) * se
+    p = float(2.0 * student.sf(abs(diff) / se, df))
     return diff, diff - half, diff + half, min(1.0, p), n_groups
 
 
@@ -242,7 +303,7 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be >= 0, got {b}, {c}")
     if b + c == 0:
         return 1.0
-    return min(1.0, float(mcnemar([[0, b], [c, 0]], exact=True).pvalue))
+    return min(1.0, float(_lib().mcnemar([[0, b], [c, 0]], exact=True).pvalue))
 
 
 def paired_share_interval(both: int, gain: int, loss: int, neither: int,
@@ -301,7 +362,7 @@ def stuart_maxwell(table: np.ndarray | Sequence[Sequence[int]]) -> tuple[float, 
     keep = (off.sum(axis=0) + off.sum(axis=1)) > 0
     if keep.sum() < 2:
         return 0.0, 0, 1.0
-    res = SquareTable(t[np.ix_(keep, keep)], shift_zeros=False).homogeneity()
+    res = _lib().SquareTable(t[np.ix_(keep, keep)], shift_zeros=False).homogeneity()
     return float(res.statistic), int(res.df), float(res.pvalue)
 
 
@@ -316,7 +377,7 @@ def _adjust(pvalues: Sequence[float | None], method: str) -> list[float]:
         # altair; frozen objects are skipped by it, and unfreezing puts them back as they were
         gc.freeze()
         try:
-            out[ok] = multipletests(p[ok], method=method)[1]
+            out[ok] = _lib().multipletests(p[ok], method=method)[1]
         finally:
             gc.unfreeze()
     return out.tolist()
@@ -345,4 +406,5 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float]:
 
 __all__ = ["benjamini_hochberg", "clustered_difference", "clustered_mean", "holm",
            "mcnemar_exact", "mean_interval", "median_interval", "multinomial_intervals",
-           "paired_share_interval", "stuart_maxwell", "two_sided_z", "wilson"]
+           "paired_share_interval", "stuart_maxwell", "two_sided_z", "wilson",
+           "wilson_bounds"]

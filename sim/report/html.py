@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis import charts, metrics
+from sim.analysis import charts, metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
@@ -173,6 +173,9 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
     # content aggregates stream through the scans (a 12,000-match run's events and
     # turns tables hold some 18 million rows)
+    # scipy and statsmodels load on the other core while the scans below read Parquet
+    # (the first interval waits for them)
+    stats.preload()
     run = scan_run(run_dir)
     prov = run.provenance
     baseline = baseline or run.baseline
