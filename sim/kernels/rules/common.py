@@ -235,6 +235,20 @@ def city_yields(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndar
 
 
 @njit
+def city_yield(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndarray,
+               k: np.int64) -> np.int64:
+    """city_yields(st, tb, city, node_yields)[k] (yield k: FOOD, PRODUCTION, GOLD or
+    SCIENCE), without building the (4,) array: the AI reads one yield of every city."""
+    out = tb.yield_base[k] + tb.yield_per_population[k] * st.city_pop[city]
+    if k < N_NODE_KINDS:  # the node kinds are the first yields (sim.rules.codes.YIELDS)
+        out += node_yields[city, k]
+    for b in range(tb.building_cost.shape[0]):
+        if st.city_buildings[city, b]:
+            out += tb.building_yield[b, k]
+    return out
+
+
+@njit
 def free_tile_near(st: State, tb: TableArrays, board: Board, tile: np.int64,
                    seat: np.int64) -> np.int64:
     """`tile` if no unit stands there, else the first empty passable neighbour
