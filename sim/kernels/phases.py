@@ -27,7 +27,6 @@ from sim.kernels.ai.military import ai_units
 from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
 from sim.kernels.ai.threats import (
-    live_units,
     observatory_alarm,
     urgent_target,
     war_target,
@@ -40,7 +39,9 @@ from sim.kernels.rules.common import (
     finish,
     forbidden_mechanic,
     is_military,
+    live_units,
     scores,
+    seat_units,
     territory_and_scores,
     unit_stat_moves,
 )
@@ -94,12 +95,12 @@ def _open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64,
     """sim.kernels.rules.flow.open_seat_turn, timed."""
     t0 = cycles()
     st.active_seat[0] = seat
-    heal_units(st, tb, board, seat)
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
-            st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
+    mine = seat_units(st, seat)
+    heal_units(st, tb, board, seat, mine)
+    for u in mine:
+        st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
     t0 = _tick(ticks, P_HEAL, t0)
-    flow_income(st, tb, board, seat)
+    flow_income(st, tb, board, seat, mine)
     t0 = _tick(ticks, P_INCOME, t0)
     flow_production(st, tb, board, seat)
     t0 = _tick(ticks, P_PRODUCTION, t0)

@@ -41,10 +41,11 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
     while head < tail:
         t = queue[head]
         head += 1
+        step = row[t] + 1  # read once: the stores below may alias it as far as LLVM knows
         for k in range(N_DIRECTIONS):
             m = neighbours[t, k]
             if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
-                row[m] = row[t] + 1
+                row[m] = step
                 queue[tail] = m
                 tail += 1
 

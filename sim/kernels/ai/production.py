@@ -222,7 +222,7 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
     what is queued. threats: (C,) threats.city_threat of the seat's cities; live:
-    threats.live_units (the units on the board, ascending)."""
+    rules.common.live_units (the units on the board, ascending)."""
     n_cities = cities_held(st, seat)
     n_settlers = 0
     for u in live:

@@ -70,25 +70,11 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
 
 @njit(inline='always')  # numba-inlined where called: no array references per call
 def nth_unit(live: np.ndarray, n_seen: np.int64, i: np.int64) -> np.int64:
-    """The i-th unit slot of a scan over `live` (live_units, taken when n_units was
+    """The i-th unit slot of a scan over `live` (rules.common.live_units, taken when n_units was
     `n_seen`) then every slot from n_seen on: the order of a scan of every slot,
     with the slots that were empty when the list was taken left out (a unit that
     left the board never comes back). Scan length: live.shape[0] + n_units - n_seen."""
     return live[i] if i < live.shape[0] else n_seen + i - live.shape[0]
-
-
-@njit
-def live_units(st: State) -> np.ndarray:
-    """(N,) int64: IDs of every unit on the board (any owner, bandits too), ascending.
-    Taken once a seat turn: a scan over it (nth_unit) visits a few dozen units where
-    a scan of the slots visits every unit ever spawned in the match."""
-    live = np.empty(st.n_units[0], dtype=np.int64)
-    n = 0
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0:
-            live[n] = u
-            n += 1
-    return live[:n]
 
 
 @njit
@@ -237,13 +223,19 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
-    live: live_units, taken with nothing moved since."""
+    live: rules.common.live_units, taken with nothing moved since."""
     tiles = np.empty(live.shape[0], dtype=np.int64)
     n_army = 0
     for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             tiles[n_army] = st.unit_tile[u]
             n_army += 1
+    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's city tiles
+    n_homes = 0
+    for h in range(st.n_cities[0]):
+        if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
+            homes[n_homes] = st.city_tile[h]
+            n_homes += 1
     finishing = st.seat_dominance[seat] > 0
     best = -1
     best_v = -FAR
@@ -254,9 +246,8 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
         if st.city_owner[c] == NEUTRAL and finishing:
             continue
         near = FAR
-        for h in range(st.n_cities[0]):
-            if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
-                near = min(near, distance[t, st.city_tile[h]])
+        for i in range(n_homes):
+            near = min(near, distance[t, homes[i]])
         if n_army > 0:
             total = 0
             for k in range(n_army):
@@ -277,7 +268,8 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, distance: np.nda
     """A rival's city with the Observatory announced (V16) within observatory_reach
     steps of one of the seat's cities or units, that the seat may attack; or -1.
     Such a city is assaulted at once: it wins the match on completion.
-    distance: (T, T) distance; live: live_units, taken with nothing moved since."""
+    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    moved since."""
     for x in range(st.n_seats[0]):
         if x == seat or not st.seat_alive[x] or not hostile_owner(st, seat, x):
             continue

@@ -31,13 +31,17 @@ from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
 from sim.kernels.ai.threats import (
     hostile_owner,
-    live_units,
     observatory_alarm,
     urgent_target,
     war_target,
     war_time,
 )
-from sim.kernels.rules.common import forbidden_mechanic, is_military, territory_and_scores
+from sim.kernels.rules.common import (
+    forbidden_mechanic,
+    is_military,
+    live_units,
+    territory_and_scores,
+)
 from sim.rules.codes import BANDIT, M_ATTACK_CITIES
 
 if TYPE_CHECKING:
@@ -60,7 +64,7 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     """(C,) int64: threats.city_threat of each of the seat's cities, 0 elsewhere, in one
     pass over the units (each hostile fighting unit adds its attack to every city of
     the seat within threat_radius) instead of one pass per city: the same sums.
-    distance: (T, T) board.distance; live: threats.live_units, taken with nothing
+    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
     moved since (the units on the board, ascending)."""
     threats = np.zeros(st.n_cities[0], dtype=np.int64)
     homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's cities, ascending

@@ -235,6 +235,34 @@ def city_yields(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndar
 
 
 @njit
+def live_units(st: State) -> np.ndarray:
+    """(N,) int64: IDs of every unit on the board (any owner, bandits too), ascending.
+    Taken once a seat turn: a scan over it visits a few dozen units where a scan of
+    the slots visits every unit ever spawned in the match (units that left the board
+    keep their slots)."""
+    live = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0:
+            live[n] = u
+            n += 1
+    return live[:n]
+
+
+@njit
+def seat_units(st: State, seat: np.int64) -> np.ndarray:
+    """(N,) int64: IDs of the seat's units on the board, ascending (live_units of one
+    seat), for the flow's scans of them."""
+    mine = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
+            mine[n] = u
+            n += 1
+    return mine[:n]
+
+
+@njit
 def city_yield(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndarray,
                k: np.int64) -> np.int64:
     """city_yields(st, tb, city, node_yields)[k] (yield k: FOOD, PRODUCTION, GOLD or
