@@ -293,14 +293,42 @@ def _pristine_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) 
     return empty_state(n_tiles, n_seats, n_techs, n_buildings)
 
 
+@lru_cache(maxsize=8)
+def _pristine_spans(n_tiles: int, n_seats: int, n_techs: int,
+                    n_buildings: int) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
+    """(the pristine state's holder as uint8, [start, stop) byte spans outside which it
+    is zero): most of an empty state is zero bytes (the event log alone is over half
+    of it), so a copy needs to write only these. Spans less than _SPAN_GAP bytes apart
+    are merged (zeros between them are copied too): a few copies, not thousands."""
+    raw = _pristine_state(n_tiles, n_seats, n_techs, n_buildings).base.view(np.uint8)
+    nonzero = np.concatenate(([0], (raw != 0).view(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(nonzero)).tolist()
+    spans: list[list[int]] = []
+    for start, stop in zip(edges[::2], edges[1::2], strict=True):
+        if spans and start - spans[-1][1] < _SPAN_GAP:
+            spans[-1][1] = stop
+        else:
+            spans.append([start, stop])
+    return raw, tuple((start, stop) for start, stop in spans)
+
+
+_SPAN_GAP = 4096  # bytes: a page
+
+
 def _fresh_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> State:
     """A new empty_state(n_tiles, n_seats, n_techs, n_buildings): a copy of the cached
     pristine one (one memory copy instead of the dtype build and a dozen fills). The
     copy is of the raw bytes of its (1,) holder, alignment padding included, so the
     state is byte-equal to a new empty_state (numpy copies a record array field by
-    field, leaving the padding uninitialised)."""
+    field, leaving the padding uninitialised). Only the pristine state's nonzero
+    spans are copied into zeroed memory: np.zeros takes fresh pages from the system
+    already zero, and the event log's pages are not touched until events are logged."""
+    raw, spans = _pristine_spans(n_tiles, n_seats, n_techs, n_buildings)
+    fresh = np.zeros(raw.shape[0], dtype=np.uint8)
+    for start, stop in spans:
+        fresh[start:stop] = raw[start:stop]
     holder = _pristine_state(n_tiles, n_seats, n_techs, n_buildings).base
-    return holder.view(np.uint8).copy().view(holder.dtype).view(np.recarray)[0]
+    return fresh.view(holder.dtype).view(np.recarray)[0]
 
 
 def _holder(record: np.record) -> np.ndarray:
@@ -340,13 +368,23 @@ def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     same types: no allocation, and the compiled loop is the same one."""
     holder = _holder(state)
     n = int(state["n_seats"][0])
-    if not (state["seat_skill"][:n] >= R.SKILL_LOOKAHEAD).any():
-        none = holder[:0]
-        return none, none.view(np.uint8), none.view(np.uint8), np.zeros(2, dtype=np.int64)
+    if int(state["seat_skill"][:n].max()) < R.SKILL_LOOKAHEAD:
+        none, none_bytes = _no_scratch(holder.dtype)
+        return none, none_bytes, none_bytes, np.zeros(2, dtype=np.int64)
     scratch = np.empty_like(holder)
     log_type, offset = holder.dtype.fields["event_log"][:2]
     uncopied = np.array([offset, offset + log_type.itemsize], dtype=np.int64)
     return scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied
+
+
+@lru_cache(maxsize=8)
+def _no_scratch(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(0,)-long arrays of the state's dtype and of uint8, the types lookahead_scratch
+    hands the kernels when no seat looks ahead; made once (a view of a structured
+    array as bytes costs numpy's field-by-field safety check) and never written:
+    nothing has an element to write."""
+    none = np.empty(0, dtype=dtype)
+    return none, np.empty(0, dtype=np.uint8)
 
 
 def new_path_table(n_tiles: int) -> np.ndarray:
@@ -371,7 +409,7 @@ def _reused_path_table(n_tiles: int) -> np.ndarray:
         table = new_path_table(n_tiles)
         _PATH_TABLES.table = table
     else:
-        np.fill_diagonal(table, -1)
+        table.reshape(-1)[:: n_tiles + 1] = -1  # the diagonal (np.fill_diagonal's, faster)
     return table
 
 

@@ -26,7 +26,12 @@ from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
 from sim.kernels.ai.production import ai_production
 from sim.kernels.ai.research import ai_research
-from sim.kernels.ai.threats import observatory_alarm, urgent_target, war_target, war_time
+from sim.kernels.ai.threats import (
+    observatory_alarm,
+    urgent_target,
+    war_target,
+    war_time,
+)
 from sim.kernels.ai.turn import city_threats, plan_of
 from sim.kernels.lookahead import look_ahead
 from sim.kernels.loop import record_turn
@@ -34,7 +39,9 @@ from sim.kernels.rules.common import (
     finish,
     forbidden_mechanic,
     is_military,
+    live_units,
     scores,
+    seat_units,
     territory_and_scores,
     unit_stat_moves,
 )
@@ -88,12 +95,12 @@ def _open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64,
     """sim.kernels.rules.flow.open_seat_turn, timed."""
     t0 = cycles()
     st.active_seat[0] = seat
-    heal_units(st, tb, board, seat)
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
-            st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
+    mine = seat_units(st, seat)
+    heal_units(st, tb, board, seat, mine)
+    for u in mine:
+        st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
     t0 = _tick(ticks, P_HEAL, t0)
-    flow_income(st, tb, board, seat)
+    flow_income(st, tb, board, seat, mine)
     t0 = _tick(ticks, P_INCOME, t0)
     flow_production(st, tb, board, seat)
     t0 = _tick(ticks, P_PRODUCTION, t0)
@@ -151,29 +158,33 @@ def _ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     ai_research(st, tb, ai, seat)
     ai_diplomacy(st, tb, ai, board, seat)
     t0 = _tick(ticks, P_AI_RESEARCH, t0)
+    live = live_units(st)
+    n_seen = st.n_units[0]
     army = 0
     n_ranged = 0
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
+    for u in live:
+        if st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
     t0 = _tick(ticks, P_AI_TARGETS, t0)
     tile_city, _terms, _counts, score, _rank = territory_and_scores(st, tb, board)
     t0 = _tick(ticks, P_AI_TERRITORY, t0)
-    target = war_target(st, tb, ai, board, seat, score)
-    alarm = observatory_alarm(st, tb, ai, board, seat)
+    target = war_target(st, tb, ai, board.distance, seat, score, live)
+    alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
-    threats = city_threats(st, tb, ai, board, seat)
+    threats = city_threats(st, tb, ai, board.distance, seat, live)
     t0 = _tick(ticks, P_AI_TARGETS, t0)
-    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats)
+    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats,
+                  live)
     t0 = _tick(ticks, P_AI_PRODUCTION, t0)
     ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
     t0 = _tick(ticks, P_AI_GOLD, t0)
     if forbidden_mechanic(st, seat, M_ATTACK_CITIES):
         target = -1
         alarm = -1
-    ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score)
+    ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score, live,
+             n_seen)
     _tick(ticks, P_AI_UNITS, t0)
 
 

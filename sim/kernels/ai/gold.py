@@ -20,8 +20,8 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import buy_tile, repair, rush, rush_price
-from sim.kernels.rules.common import city_yields, forbidden_mechanic, is_military, max_hp
-from sim.kernels.rules.territory import node_income, tile_price
+from sim.kernels.rules.common import city_yield, forbidden_mechanic, is_military, max_hp
+from sim.kernels.rules.territory import tile_price
 from sim.rules.codes import GOLD, M_BUY_TILES, M_RUSH, N_DIRECTIONS, OK, PERCENT, W_ECONOMY
 
 if TYPE_CHECKING:
@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 
 
 @njit
-def gold_income(st: State, tb: TableArrays, seat: np.int64, tile_city: np.ndarray) -> np.int64:
-    """Gold the seat's cities yield per flow (revolting cities: none); tile_city (T,)."""
-    nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
+def gold_income(st: State, tb: TableArrays, seat: np.int64, nodes: np.ndarray) -> np.int64:
+    """Gold the seat's cities yield per flow (revolting cities: none); nodes: (C, 3)
+    territory.node_income of the current regions."""
     total = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
-            total += city_yields(st, tb, c, nodes)[GOLD]
+            total += city_yield(st, tb, c, nodes, GOLD)
     return total
 
 

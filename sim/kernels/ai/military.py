@@ -56,11 +56,12 @@ if TYPE_CHECKING:
 
 
 @njit
-def own_units(st: State, seat: np.int64) -> np.ndarray:
-    """(N,) int64: IDs of the seat's units on the board, ascending."""
-    mine = np.empty(st.n_units[0], dtype=np.int64)
+def own_units(st: State, seat: np.int64, live: np.ndarray) -> np.ndarray:
+    """(N,) int64: IDs of the seat's units on the board, ascending. live:
+    rules.common.live_units (every unit on the board, ascending)."""
+    mine = np.empty(live.shape[0], dtype=np.int64)
     n = 0
-    for u in range(st.n_units[0]):
+    for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
             mine[n] = u
             n += 1
@@ -203,7 +204,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                 mine: np.ndarray, n_seen: np.int64, seat: np.int64, target: np.int64,
                 hold: np.int64, assault: bool, alarm: np.ndarray, answered: np.ndarray,
                 score: np.ndarray, alarm_city: np.int64, finishing: bool,
-                ranged: bool) -> None:
+                ranged: bool, live: np.ndarray) -> None:
     """The seat's fighting units of one phase (`ranged` ones, or melee ones), in ID order
     (`mine`, then any slot from n_seen on: see ai_units). Each one captures, attacks,
     else defends a threatened city, marches on the war target (`target` >= 0, or with
@@ -213,7 +214,8 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     alarm, answered: (C,) see threats.intruder_near. A unit whose target is
     `alarm_city`, a rival's announced Observatory (V16), marches before it strikes
     anything else on the way while out of reach of it, so the army reaches the city
-    in time. One call per phase, not per unit: numba counts the references to each
+    in time. live: rules.common.live_units as of n_seen (the units an intruder may be).
+    One call per phase, not per unit: numba counts the references to each
     array a kernel is handed, on every call."""
     neighbours = board.neighbours
     distance = board.distance
@@ -240,7 +242,8 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                               (detour and strike_in_reach(st, tb, disc, u, seat) and
                                try_attack(st, tb, ai, distance, disc, u, seat, assault,
                                           score))):
-            goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered)
+            goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered, live,
+                                 n_seen)
             stop = reach
             if goal < 0 and own >= 0:
                 goal = st.city_tile[own]
@@ -338,7 +341,8 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
 @njit
 def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
              seat: np.int64, army: np.int64, tile_city: np.ndarray, target: np.int64,
-             alarm_city: np.int64, score: np.ndarray) -> None:
+             alarm_city: np.int64, score: np.ndarray, live: np.ndarray,
+             n_seen: np.int64) -> None:
     """Settlers, then ranged units, then melee units (so these can enter what the
     ranged ones brought to 0 HP), then a last capture pass.
 
@@ -353,7 +357,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     Before war_turn_pct only a seat with a large army goes to war (early_war_*);
     otherwise it takes a neutral village near home. With dominance_hold, a seat
     whose V18 counter runs marches on nothing: every unit defends or garrisons
-    (a lost city would reset the counter). score: (S,) the seats' scores.
+    (a lost city would reset the counter). score: (S,) the seats' scores; live:
+    rules.common.live_units, taken when st.n_units was `n_seen`.
     """
     neighbours = board.neighbours
     distance = board.distance
@@ -371,11 +376,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         target = village_target(st, tb, ai, board, seat, army)
     assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
                                           st.city_revolt[target] > 0))
-    # the seat's units alive now (units die but never come back; a slot spawned
-    # later has a higher ID): each loop below visits them, then any newer slot, in
-    # ID order, as a scan of every slot would
-    mine = own_units(st, seat)
-    n_seen = st.n_units[0]
+    # the seat's units alive when `live` was taken (units die but never come back; a
+    # slot spawned later has a higher ID): each loop below visits them, then any newer
+    # slot, in ID order, as a scan of every slot would
+    mine = own_units(st, seat, live)
     hold = 0
     if target >= 0 and not assault:
         tt = st.city_tile[target]
@@ -413,7 +417,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if st.finished[0]:
             return
         unit_orders(st, tb, ai, board, path, mine, n_seen, seat, target, hold, assault, alarm,
-                    answered, score, alarm_city, finishing, phase == 0)
+                    answered, score, alarm_city, finishing, phase == 0, live)
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat

@@ -23,12 +23,11 @@ if TYPE_CHECKING:
 
 
 @njit
-def path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarray,
-             target: np.int64) -> np.ndarray:
-    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable.
-    neighbours: (T, 6) board.neighbours."""
-    if path[target, target] == 0:
-        return path[target]
+def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarray,
+                  target: np.int64) -> None:
+    """Fill row `target` of `path` by breadth-first search from `target` over passable
+    tiles (steps from every tile, -1 unreachable); its diagonal entry becomes 0, which
+    marks the row filled. neighbours: (T, 6) board.neighbours."""
     n = st.n_tiles[0]
     row = path[target]
     for t in range(n):
@@ -42,13 +41,23 @@ def path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarra
     while head < tail:
         t = queue[head]
         head += 1
+        step = row[t] + 1  # read once: the stores below may alias it as far as LLVM knows
         for k in range(N_DIRECTIONS):
             m = neighbours[t, k]
             if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
-                row[m] = row[t] + 1
+                row[m] = step
                 queue[tail] = m
                 tail += 1
-    return row
+
+
+@njit
+def path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarray,
+             target: np.int64) -> np.ndarray:
+    """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable.
+    neighbours: (T, 6) board.neighbours."""
+    if path[target, target] != 0:
+        fill_path_row(st, tb, neighbours, path, target)
+    return path[target]
 
 
 @njit
@@ -61,7 +70,10 @@ def step_toward(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np
     so columns flow around one another instead of jamming.
     neighbours: (T, 6) board.neighbours; distance: (T, T) board.distance (the board's
     arrays one by one: numba counts the references to each array a kernel is handed)."""
-    row = path_row(st, tb, neighbours, path, target)
+    # path_row's check, here: a filled row (nearly every call) costs no call
+    if path[target, target] != 0:
+        fill_path_row(st, tb, neighbours, path, target)
+    row = path[target]
     sidestepped = False
     while st.unit_moves_left[unit] > 0 and st.unit_tile[unit] >= 0:
         here = st.unit_tile[unit]

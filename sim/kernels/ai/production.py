@@ -29,7 +29,7 @@ from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
-from sim.kernels.rules.common import cities_held, city_yields, forbidden_item, is_military
+from sim.kernels.rules.common import cities_held, city_yield, forbidden_item, is_military
 from sim.kernels.rules.territory import node_income
 from sim.rules.codes import (
     DISC_SIZES,
@@ -202,14 +202,14 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
 
 @njit
 def best_production_city(st: State, tb: TableArrays, seat: np.int64,
-                         tile_city: np.ndarray) -> np.int64:
-    """The seat's city with the most production (not in revolt), ties to the lowest ID."""
-    nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
+                         nodes: np.ndarray) -> np.int64:
+    """The seat's city with the most production (not in revolt), ties to the lowest ID.
+    nodes: (C, 3) territory.node_income of the current regions."""
     best = -1
     best_p = -1
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
-            p = city_yields(st, tb, c, nodes)[PRODUCTION]
+            p = city_yield(st, tb, c, nodes, PRODUCTION)
             if p > best_p:
                 best, best_p = c, p
     return best
@@ -218,18 +218,21 @@ def best_production_city(st: State, tb: TableArrays, seat: np.int64,
 @njit
 def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
                   seat: np.int64, army: np.int64, n_ranged: np.int64, at_war: bool,
-                  tile_city: np.ndarray, threats: np.ndarray) -> None:
+                  tile_city: np.ndarray, threats: np.ndarray, live: np.ndarray) -> None:
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
-    what is queued. threats: (C,) threats.city_threat of the seat's cities."""
+    what is queued. threats: (C,) threats.city_threat of the seat's cities; live:
+    rules.common.live_units (the units on the board, ascending)."""
     n_cities = cities_held(st, seat)
     n_settlers = 0
-    for u in range(st.n_units[0]):
+    for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_type[u] >= 0 and \
                 tb.unit_founds_city[st.unit_type[u]]:
             n_settlers += 1
-    income = gold_income(st, tb, seat, tile_city)
-    obs_home = best_production_city(st, tb, seat, tile_city)
+    # one node table serves the income and the best city: queueing changes no region
+    nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
+    income = gold_income(st, tb, seat, nodes)
+    obs_home = best_production_city(st, tb, seat, nodes)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_queue[c, 0] >= 0:
             continue

@@ -68,13 +68,24 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
     return -1
 
 
+@njit(inline='always')  # numba-inlined where called: no array references per call
+def nth_unit(live: np.ndarray, n_seen: np.int64, i: np.int64) -> np.int64:
+    """The i-th unit slot of a scan over `live` (rules.common.live_units, taken when n_units was
+    `n_seen`) then every slot from n_seen on: the order of a scan of every slot,
+    with the slots that were empty when the list was taken left out (a unit that
+    left the board never comes back). Scan length: live.shape[0] + n_units - n_seen."""
+    return live[i] if i < live.shape[0] else n_seen + i - live.shape[0]
+
+
 @njit
 def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, seat: np.int64,
-                city: np.int64) -> np.int64:
-    """Tile of the first hostile fighting unit (or bandit) within defend_radius of
-    the seat's `city`, or -1. distance: (T, T) board.distance."""
+                city: np.int64, live: np.ndarray, n_seen: np.int64) -> np.int64:
+    """Tile of the first hostile fighting unit (or bandit, lowest ID first) within
+    defend_radius of the seat's `city`, or -1. distance: (T, T) board.distance;
+    live, n_seen: the units to look at (nth_unit)."""
     home = st.city_tile[city]
-    for u in range(st.n_units[0]):
+    for i in range(live.shape[0] + st.n_units[0] - n_seen):
+        u = nth_unit(live, n_seen, i)
         t = st.unit_tile[u]
         if t < 0 or distance[home, t] > ai.defend_radius:
             continue
@@ -90,12 +101,12 @@ def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, 
 @njit
 def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
                   seat: np.int64, unit: np.int64, alarm: np.ndarray,
-                  answered: np.ndarray) -> np.int64:
+                  answered: np.ndarray, live: np.ndarray, n_seen: np.int64) -> np.int64:
     """Tile of a hostile fighting unit within defend_radius of one of the seat's
     cities that is within defend_reach steps of `unit`, or -1; at most `defenders`
     units answer one city. `alarm` (C,) caches each city's intruder tile (UNSET: not
     looked up yet) and is refreshed when the intruder left; `answered` (C,) counts
-    responders. distance: (T, T) board.distance."""
+    responders. distance: (T, T) board.distance; live, n_seen: the units (nth_unit)."""
     here = st.unit_tile[unit]
     for c in range(st.n_cities[0]):
         home = st.city_tile[c]
@@ -108,7 +119,7 @@ def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray
             if x < 0 or st.unit_owner[x] == seat:
                 t = UNSET
         if t == UNSET:
-            t = intruder_of(st, tb, ai, distance, seat, c)
+            t = intruder_of(st, tb, ai, distance, seat, c, live, n_seen)
             alarm[c] = t
         if t >= 0:
             answered[c] += 1
@@ -205,20 +216,26 @@ def city_value(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
 
 
 @njit
-def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
-               score: np.ndarray) -> np.int64:
+def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, seat: np.int64,
+               score: np.ndarray, live: np.ndarray) -> np.int64:
     """The hostile city most worth marching on, or -1: its value over its distance,
     the nearer of its distance from the seat's cities and the army's mean distance
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
-    score: (S,) the seats' current scores (T10)."""
-    distance = board.distance  # board's last use: numba drops its references here
-    tiles = np.empty(st.n_units[0], dtype=np.int64)
+    score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
+    live: rules.common.live_units, taken with nothing moved since."""
+    tiles = np.empty(live.shape[0], dtype=np.int64)
     n_army = 0
-    for u in range(st.n_units[0]):
+    for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             tiles[n_army] = st.unit_tile[u]
             n_army += 1
+    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's city tiles
+    n_homes = 0
+    for h in range(st.n_cities[0]):
+        if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
+            homes[n_homes] = st.city_tile[h]
+            n_homes += 1
     finishing = st.seat_dominance[seat] > 0
     best = -1
     best_v = -FAR
@@ -229,9 +246,8 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.
         if st.city_owner[c] == NEUTRAL and finishing:
             continue
         near = FAR
-        for h in range(st.n_cities[0]):
-            if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
-                near = min(near, distance[t, st.city_tile[h]])
+        for i in range(n_homes):
+            near = min(near, distance[t, homes[i]])
         if n_army > 0:
             total = 0
             for k in range(n_army):
@@ -247,11 +263,13 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.
 
 
 @njit
-def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, board: Board,
-                      seat: np.int64) -> np.int64:
+def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
+                      seat: np.int64, live: np.ndarray) -> np.int64:
     """A rival's city with the Observatory announced (V16) within observatory_reach
     steps of one of the seat's cities or units, that the seat may attack; or -1.
-    Such a city is assaulted at once: it wins the match on completion."""
+    Such a city is assaulted at once: it wins the match on completion.
+    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    moved since."""
     for x in range(st.n_seats[0]):
         if x == seat or not st.seat_alive[x] or not hostile_owner(st, seat, x):
             continue
@@ -261,11 +279,11 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, board: Board,
         t = st.city_tile[c]
         for h in range(st.n_cities[0]):
             if st.city_tile[h] >= 0 and st.city_owner[h] == seat and \
-                    board.distance[t, st.city_tile[h]] <= ai.observatory_reach:
+                    distance[t, st.city_tile[h]] <= ai.observatory_reach:
                 return c
-        for u in range(st.n_units[0]):
+        for u in live:
             if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and \
-                    board.distance[t, st.unit_tile[u]] <= ai.observatory_reach and \
+                    distance[t, st.unit_tile[u]] <= ai.observatory_reach and \
                     is_military(tb, st.unit_type[u]):
                 return c
     return -1

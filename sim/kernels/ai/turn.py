@@ -36,7 +36,12 @@ from sim.kernels.ai.threats import (
     war_target,
     war_time,
 )
-from sim.kernels.rules.common import forbidden_mechanic, is_military, territory_and_scores
+from sim.kernels.rules.common import (
+    forbidden_mechanic,
+    is_military,
+    live_units,
+    territory_and_scores,
+)
 from sim.rules.codes import BANDIT, M_ATTACK_CITIES
 
 if TYPE_CHECKING:
@@ -54,14 +59,21 @@ def plan_of(st: State, seat: np.int64) -> np.int64:
 
 
 @njit
-def city_threats(st: State, tb: TableArrays, ai: AIRecord, board: Board,
-                 seat: np.int64) -> np.ndarray:
+def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
+                 seat: np.int64, live: np.ndarray) -> np.ndarray:
     """(C,) int64: threats.city_threat of each of the seat's cities, 0 elsewhere, in one
     pass over the units (each hostile fighting unit adds its attack to every city of
-    the seat within threat_radius) instead of one pass per city: the same sums."""
+    the seat within threat_radius) instead of one pass per city: the same sums.
+    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    moved since (the units on the board, ascending)."""
     threats = np.zeros(st.n_cities[0], dtype=np.int64)
-    distance = board.distance
-    for u in range(st.n_units[0]):
+    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's cities, ascending
+    n_homes = 0
+    for c in range(st.n_cities[0]):
+        if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
+            homes[n_homes] = c
+            n_homes += 1
+    for u in live:
         t = st.unit_tile[u]
         if t < 0:
             continue
@@ -71,9 +83,9 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, board: Board,
         if not is_military(tb, st.unit_type[u]) or not hostile_owner(st, seat, owner):
             continue
         attack = tb.unit_attack[st.unit_type[u]]
-        for c in range(st.n_cities[0]):
-            home = st.city_tile[c]
-            if home >= 0 and st.city_owner[c] == seat and distance[home, t] <= ai.threat_radius:
+        for i in range(n_homes):
+            c = homes[i]
+            if distance[st.city_tile[c], t] <= ai.threat_radius:
                 threats[c] += attack
     return threats
 
@@ -90,23 +102,29 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     ai = tb.ai[plan_of(st, seat)]
     ai_research(st, tb, ai, seat)
     ai_diplomacy(st, tb, ai, board, seat)
+    # the units on the board, taken once: no unit spawns during a seat's actions (only
+    # its flow and the neutral turn spawn), so every scan below looks at these alone
+    live = live_units(st)
+    n_seen = st.n_units[0]
     army = 0
     n_ranged = 0
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
+    for u in live:
+        if st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
     tile_city, _terms, _counts, score, _rank = territory_and_scores(st, tb, board)
-    target = war_target(st, tb, ai, board, seat, score)
-    alarm = observatory_alarm(st, tb, ai, board, seat)
+    target = war_target(st, tb, ai, board.distance, seat, score, live)
+    alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
     # production and gold move no unit: one threat table serves both
-    threats = city_threats(st, tb, ai, board, seat)
-    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats)
+    threats = city_threats(st, tb, ai, board.distance, seat, live)
+    ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats,
+                  live)
     ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
     if forbidden_mechanic(st, seat, M_ATTACK_CITIES):
         # a seat that may not attack cities marches on none; it still fights units
         target = -1
         alarm = -1
-    ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score)
+    ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score, live,
+             n_seen)

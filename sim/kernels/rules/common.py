@@ -235,6 +235,48 @@ def city_yields(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndar
 
 
 @njit
+def live_units(st: State) -> np.ndarray:
+    """(N,) int64: IDs of every unit on the board (any owner, bandits too), ascending.
+    Taken once a seat turn: a scan over it visits a few dozen units where a scan of
+    the slots visits every unit ever spawned in the match (units that left the board
+    keep their slots)."""
+    live = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0:
+            live[n] = u
+            n += 1
+    return live[:n]
+
+
+@njit
+def seat_units(st: State, seat: np.int64) -> np.ndarray:
+    """(N,) int64: IDs of the seat's units on the board, ascending (live_units of one
+    seat), for the flow's scans of them."""
+    mine = np.empty(st.n_units[0], dtype=np.int64)
+    n = 0
+    for u in range(st.n_units[0]):
+        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
+            mine[n] = u
+            n += 1
+    return mine[:n]
+
+
+@njit
+def city_yield(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndarray,
+               k: np.int64) -> np.int64:
+    """city_yields(st, tb, city, node_yields)[k] (yield k: FOOD, PRODUCTION, GOLD or
+    SCIENCE), without building the (4,) array: the AI reads one yield of every city."""
+    out = tb.yield_base[k] + tb.yield_per_population[k] * st.city_pop[city]
+    if k < N_NODE_KINDS:  # the node kinds are the first yields (sim.rules.codes.YIELDS)
+        out += node_yields[city, k]
+    for b in range(tb.building_cost.shape[0]):
+        if st.city_buildings[city, b]:
+            out += tb.building_yield[b, k]
+    return out
+
+
+@njit
 def free_tile_near(st: State, tb: TableArrays, board: Board, tile: np.int64,
                    seat: np.int64) -> np.int64:
     """`tile` if no unit stands there, else the first empty passable neighbour

@@ -25,6 +25,7 @@ from sim.kernels.rules.common import (
     regions,
     repair_city,
     scores,
+    seat_units,
     spawn_unit,
     unit_stat_moves,
 )
@@ -72,14 +73,16 @@ def opening_seat(turn: np.int64, n_seats: np.int64) -> np.int64:
 
 
 @njit
-def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                mine: np.ndarray) -> None:
     """Income of every city of `seat` (C: Economy, V11, B4, B8), then unit upkeep.
 
     A revolting city yields nothing, except that an owner who knows Law gets
     law_share_pct % (rounded down) of its normal food and gold (B4).
     Upkeep: military units beyond free_units_per_city × cities cost
     upkeep_per_unit gold each; what the treasury cannot pay is settled by
-    disbanding the newest military units (C: Economy).
+    disbanding the newest military units (C: Economy). mine: common.seat_units of the
+    seat, taken with none of its units gone since.
     """
     tile_city = regions(st, tb, board)
     nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
@@ -101,8 +104,8 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64) -> Non
         st.seat_gold[seat] += y[GOLD]
         st.seat_science[seat] += y[SCIENCE]
     n_military = 0
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
+    for u in mine:
+        if st.unit_tile[u] >= 0 and is_military(tb, st.unit_type[u]):
             n_military += 1
     over = max(n_military - tb.free_units_per_city * n_held, 0)
     u = st.n_units[0] - 1
@@ -261,11 +264,13 @@ def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> 
     Healing (D3) reads the moves the seat's units kept from its previous turn, so it
     runs before their moves are renewed."""
     st.active_seat[0] = seat
-    heal_units(st, tb, board, seat)
-    for u in range(st.n_units[0]):
-        if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
-            st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
-    flow_income(st, tb, board, seat)
+    # the seat's units, taken once for the scans of healing, moves and upkeep (none of
+    # them leaves the board or spawns before upkeep's count)
+    mine = seat_units(st, seat)
+    heal_units(st, tb, board, seat, mine)
+    for u in mine:
+        st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
+    flow_income(st, tb, board, seat, mine)
     flow_production(st, tb, board, seat)
     if st.finished[0]:
         return

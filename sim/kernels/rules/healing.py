@@ -27,12 +27,14 @@ if TYPE_CHECKING:
 
 
 @njit
-def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
+               mine: np.ndarray) -> None:
     """D3: heal the seat's idle damaged units (before its moves are reset); logged as one
-    EV_HEALS row (units healed, HP total) when any."""
+    EV_HEALS row (units healed, HP total) when any. mine: common.seat_units of the
+    seat (its units on the board, ascending)."""
     n_healed = 0
     hp_healed = 0
-    for u in range(st.n_units[0]):
+    for u in mine:
         t = st.unit_tile[u]
         if t < 0 or st.unit_owner[u] != seat:
             continue
