@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -52,6 +53,37 @@ import numba  # noqa: E402
 
 numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
+
+class _NoScipyLinalg:
+    """An import finder that refuses `scipy.linalg` (see _load_registries_without_blas)."""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None):
+        if name == "scipy.linalg":
+            raise ImportError("sim.jit: no kernel uses BLAS")
+        return None
+
+
+def _load_registries_without_blas() -> None:
+    """Load numba's CPU registries now, telling its BLAS probe there is none.
+
+    Numba's first compile or cache load imports numba.np.arraymath, whose probe for
+    np.dot's BLAS imports scipy.linalg: 0.3-0.4 s, a third of a warm start
+    (`sim bench match`'s warm_start_s), for functions no kernel calls (no np.dot,
+    np.linalg or @; tests/test_architecture.py keeps it so). A kernel that called
+    one would fail to compile, naming it. The finder is gone once the registries are
+    in, so scipy.linalg imports as usual afterwards; a process that already had it
+    keeps its BLAS."""
+    if "scipy.linalg" in sys.modules:
+        return
+    from numba.core.registry import cpu_target
+
+    sys.meta_path.insert(0, _NoScipyLinalg)
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        sys.meta_path.remove(_NoScipyLinalg)
+
 JIT_OPTIONS = {"cache": True, "fastmath": False, "error_model": "numpy", "nogil": True}
 
 
@@ -62,6 +94,9 @@ def njit(fn=None, **overrides):
         return lambda f: numba.njit(**options)(f)
     return numba.njit(**options)(fn)
 
+
+if not numba.config.DISABLE_JIT:
+    _load_registries_without_blas()
 
 if numba.config.DISABLE_JIT:  # the plain-Python run of the kernels: no LLVM to ask
     def cycles() -> int:

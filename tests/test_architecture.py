@@ -142,3 +142,36 @@ def test_kernels_define_no_numeric_globals():
                 for target in node.targets:
                     if isinstance(target, ast.Name) and target.id.lstrip("_").isupper():
                         raise AssertionError(f"{name}: global {target.id} = ...")
+
+
+BLAS_CALLS = ("np.dot", "np.vdot", "np.inner", "np.outer", "np.matmul", "np.kron",
+              "np.linalg", "numpy.linalg")
+
+
+def test_compiled_code_calls_no_blas():
+    """sim.jit tells numba's BLAS probe there is no BLAS (a third of a warm start
+    saved), which holds only while no compiled layer calls a BLAS function."""
+    for name, path in modules():
+        if not name.startswith(("sim.kernels", "sim.world", "sim.rules", "sim.jit")):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                raise AssertionError(f"{name}: line {node.lineno} multiplies matrices (@)")
+            if isinstance(node, ast.Attribute):
+                dotted = ast.unparse(node)
+                assert not dotted.startswith(BLAS_CALLS), f"{name}: line {node.lineno}: {dotted}"
+
+
+def test_the_jit_switch_refuses_scipy_linalg_only_while_numba_loads():
+    """After sim.jit is imported, scipy.linalg imports as usual (in a fresh process,
+    where nothing imported it before)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, sim.jit, numba; "
+            "assert 'scipy.linalg' not in sys.modules or numba.config.DISABLE_JIT; "
+            "import scipy.linalg; print(scipy.linalg.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=PACKAGE.parent)
+    assert out.stdout.strip() == "scipy.linalg"

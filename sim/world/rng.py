@@ -151,7 +151,7 @@ def next_u64(state: np.ndarray) -> np.uint64:
     return z ^ (z >> _S31)
 
 
-@njit
+@njit(inline="always")  # called with several integer types: one compile, not one per type
 def below(state: np.ndarray, n: np.int64) -> np.int64:
     """Uniform integer in [0, n) for n >= 1, without modulo bias (rejection)."""
     bound = np.uint64(n)

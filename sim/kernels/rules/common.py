@@ -102,7 +102,7 @@ def forbidden_tech(st: State, seat: np.int64, tech: np.int64) -> bool:
     return seat >= 0 and (st.seat_forbid_techs[seat] >> tech) & 1 == 1
 
 
-@njit
+@njit(inline="always")  # called with several literal mechanics: one compile, not one per mechanic
 def forbidden_mechanic(st: State, seat: np.int64, mechanic: np.int64) -> bool:
     """Whether the experiment forbids `seat` a mechanic (sim.rules.codes.MECHANICS)."""
     return seat >= 0 and (st.seat_forbid_mechanics[seat] >> mechanic) & 1 == 1
@@ -132,7 +132,7 @@ def truce_between(st: State, a: np.int64, b: np.int64) -> bool:
     return a >= 0 and b >= 0 and a != b and st.truce_turns[a, b] > 0
 
 
-@njit
+@njit(inline="always")  # called with each victory code as a literal: one compile, not six
 def finish(st: State, code: np.int64, winner: np.int64) -> None:
     """End the match with victory `code` for `winner` (V01: callers check in its order)."""
     if st.finished[0]:
