@@ -118,7 +118,6 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     return (0.0 if k == 0 else float(lo)), (1.0 if k == n else float(hi))
 
 
-
 def wilson_bounds(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray,
                   confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """`wilson` of every pair (k[i], n[i]) at once, as two float arrays: one
@@ -139,6 +138,7 @@ def wilson_bounds(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray,
         lo[some & (k == 0)] = 0.0
         hi[some & (k == n)] = 1.0
     return lo, hi
+
 
 def multinomial_intervals(counts: Sequence[int],
                           confidence: float = 0.95) -> list[tuple[float, float]]:

@@ -293,6 +293,9 @@ def _pristine_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) 
     return empty_state(n_tiles, n_seats, n_techs, n_buildings)
 
 
+_SPAN_GAP = 4096  # bytes: a page
+
+
 @lru_cache(maxsize=8)
 def _pristine_spans(n_tiles: int, n_seats: int, n_techs: int,
                     n_buildings: int) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
@@ -310,9 +313,6 @@ def _pristine_spans(n_tiles: int, n_seats: int, n_techs: int,
         else:
             spans.append([start, stop])
     return raw, tuple((start, stop) for start, stop in spans)
-
-
-_SPAN_GAP = 4096  # bytes: a page
 
 
 def _fresh_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int) -> State:
