@@ -77,15 +77,15 @@ def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
 
 
 def _usage_events(events: pl.DataFrame | pl.LazyFrame,
-                  variants: Sequence[str] | None = None) -> pl.DataFrame:
+                  variants: Sequence[str]) -> pl.DataFrame:
     """(variant, match_index, kind, item), unique, for every use the events show: kind
     "built" or "tech" with the item's name, or "mechanic" with the MECHANICS name.
     `events` may be a lazy scan (sim.analysis.load.scan_table): one streaming pass
     keeps each match's distinct built and research names and its distinct (kind,
     side) rows of the mechanics' kinds, a few percent of the table, and the names are
     given to those (each row is at most one use: a kind names one mechanic, and
-    capture's two sides exclude each other). With `variants`, only their rows (one
-    variant at a time: a filter on the hive column reads only its files)."""
+    capture's two sides exclude each other). Only the rows of `variants`, one variant
+    at a time (a filter on the hive column reads only its files)."""
     kind, seat = pl.col("kind"), pl.col("seat")
     events = events.lazy()
     mechanic_kinds = sorted({k for k, _side in MECHANICS.values()})
@@ -101,24 +101,19 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame,
                      .select(*keys, "kind", seat.clip(upper_bound=0)).unique())
         return [named, mechanics]
 
-    # the passes one after the other (not collect_all): each holds its own read buffers
-    if variants is None:
-        named, mechanics = (q.collect(engine="streaming")
-                            for q in passes(events, ["variant", "match_index"]))
-    else:
-        # a variant at a time, its name added after: `variant`, a string on every row, in
-        # the key of each unique cost a third of the passes (0.9 of 2.8 s)
-        found: list[list[pl.DataFrame]] = [[], []]
-        for v in variants:
-            for frames, query in zip(found, passes(events.filter(pl.col("variant") == v),
-                                                   ["match_index"]), strict=True):
-                frames.append(query.collect(engine="streaming")
-                              .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
-        # no variant: the typed empty frames (a scan's schema, no row read)
-        named, mechanics = (pl.concat(frames) if frames else query.limit(0).collect()
-                            for frames, query in zip(found, passes(events, ["variant",
-                                                                           "match_index"]),
-                                                     strict=True))
+    # the passes one after the other (not collect_all): each holds its own read buffers;
+    # a variant at a time, its name added after: `variant`, a string on every row, in
+    # the key of each unique cost a third of the passes (0.9 of 2.8 s)
+    found: list[list[pl.DataFrame]] = [[], []]
+    for v in variants:
+        for frames, query in zip(found, passes(events.filter(pl.col("variant") == v),
+                                               ["match_index"]), strict=True):
+            frames.append(query.collect(engine="streaming")
+                          .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
+    # no variant: the typed empty frames (a scan's schema, no row read)
+    typed = passes(events, ["variant", "match_index"])
+    named, mechanics = (pl.concat(frames) if frames else query.limit(0).collect()
+                        for frames, query in zip(found, typed, strict=True))
     item = pl.lit(None, pl.Utf8)
     for name, (event, side) in reversed(MECHANICS.items()):
         acted = kind == event
