@@ -326,3 +326,19 @@ def test_browser_draws_every_chart_offline(report_file, tmp_path, width):
         browser.close()
     assert shot.stat().st_size > 10_000
     assert all(url.startswith("file://") for url in requests), requests
+
+
+def test_charts_import_without_building_the_iri_grammar():
+    """jsonschema's IRI checker (rfc3987_syntax, 35 Lark parsers, 1.6 s) loads on its
+    first use, not when the report imports altair; and it still checks IRIs then."""
+    pytest.importorskip("rfc3987_syntax")
+    code = ("import sys, sim.analysis.charts\n"
+            "print('rfc3987_syntax.syntax_helpers' in sys.modules)\n"
+            "from jsonschema import Draft7Validator\n"
+            "v = Draft7Validator({'format': 'iri'}, "
+            "format_checker=Draft7Validator.FORMAT_CHECKER)\n"
+            "print(v.is_valid('http://example.org/a'), v.is_valid('http://a b'))\n"
+            "print('rfc3987_syntax.syntax_helpers' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO_ROOT).stdout.split("\n")
+    assert out[:3] == ["False", "True False", "True"]

@@ -9,9 +9,9 @@ rebuilds its table of every schema class, 8 ms a string and 0.4 s of a report.
 
 from __future__ import annotations
 
-import altair as alt
 import polars as pl
 
+from sim.analysis._altair import alt
 from sim.rules.codes import SCORE_TERMS, VICTORY_NAMES
 
 VICTORY_ORDER = list(VICTORY_NAMES)

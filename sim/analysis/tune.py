@@ -23,9 +23,9 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import altair as alt
 import polars as pl
 
+from sim.analysis._altair import alt
 from sim.analysis._frames import VICTORIES, finished
 from sim.analysis.charts import WIDTH
 from sim.analysis.load import read_table
