@@ -74,10 +74,56 @@ def test_design_keeps_a_refused_side_at_the_base_and_skips_a_parameter_that_cann
 def test_a_parameter_both_of_whose_values_are_refused_is_skipped_with_the_reason(monkeypatch):
     import sim.runner.sensitivity as sensitivity
 
-    monkeypatch.setattr(sensitivity, "_valid", lambda path, base_set, key, value: "must be 7")
+    monkeypatch.setattr(sensitivity, "_checked",
+                        lambda path, base_set, key, value: (None, "must be 7"))
     d = design(spec(), FIXTURE_TABLES, load_tables(FIXTURE_TABLES))
     assert d.parameters == ()
     assert d.skipped[0][0] == "units.warrior.attack" and "must be 7" in d.skipped[0][1]
+
+
+ONE_LEVER = ("dominance.counter_to_win", "match.dominance_scale_pct.short")
+UNREAD = "match.lengths.long"
+
+
+def test_sides_that_play_the_same_matches_are_played_once(tmp_path):
+    """The dominance counter (8 ± 2) and the short game's dominance scale (100 ± 20 %,
+    so 8 × 0.8 and 8 × 1.2 round to 6 and 10) compile to the same matches: one lever,
+    played once; the long game's length is never read by short matches: it plays as
+    the baseline. The experiment holds only the variants that play."""
+    d = design(spec(parameters=[*ONE_LEVER, UNREAD, "units.warrior.attack"], seats=4,
+                    length="short"), FIXTURE_TABLES, load_tables(FIXTURE_TABLES))
+    by_key = {p.key: p for p in d.parameters}
+    first, second = sorted(ONE_LEVER, key=[p.key for p in d.parameters].index)
+    assert by_key[second].same_as == first and by_key[first].same_as is None
+    assert {d.plays[by_key[second].low_variant], d.plays[by_key[second].high_variant]} == {
+        by_key[first].low_variant, by_key[first].high_variant}
+    unread = by_key[UNREAD]
+    assert d.plays[unread.low_variant] == d.plays[unread.high_variant] == BASELINE
+    assert unread.same_as is None and by_key["units.warrior.attack"].same_as is None
+    ids = [v.id for v in load_experiment(write_experiment(d, tmp_path)).variants]
+    assert ids == [BASELINE, by_key[first].low_variant, by_key[first].high_variant,
+                   "units.warrior.attack-lo", "units.warrior.attack-hi"]
+    assert json.loads((tmp_path / "sensitivity.json").read_text())["plays"] == d.plays
+
+
+def test_a_side_that_plays_as_another_plays_the_same_match():
+    """What `plays` rests on: the tables of an aliased or unread side play, from the
+    same streams, exactly the match of the variant it plays as."""
+    from sim.engine.match import play_match
+
+    base = load_tables(FIXTURE_TABLES)
+    d = design(spec(parameters=[*ONE_LEVER, UNREAD], seats=4, length="short"),
+               FIXTURE_TABLES, base)
+    value = {f"{p.key}-{side}": (p.key, v) for p in d.parameters
+             for side, v in (("lo", p.low), ("hi", p.high))}
+
+    def played(variant: str):
+        tables = base if variant == BASELINE else base.with_overrides(dict([value[variant]]))
+        state, _board, log = play_match(tables, 11, 3, 4, "short")
+        return state.tobytes(), log.tobytes()
+
+    for name, ran in d.plays.items():
+        assert played(name) == played(ran), name
 
 
 def test_written_experiment_is_an_ordinary_experiment(tmp_path):
@@ -158,16 +204,28 @@ seats = 4
 length = "short"
 personalities = ["balanced", "conqueror", "scholar", "merchant"]
 chunk_size = 12
-parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack"]
+parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
+              "match.dominance_scale_pct.short", "{UNREAD}"]
 ''')
     out = tmp_path / "run"
     proc = sim("sensitivity", str(file), "--out", str(out), "--jobs", "2", "--quiet")
     assert proc.returncode == 0, proc.stderr
     table = pl.read_parquet(out / "sensitivity.parquet")
     assert set(table.get_column("parameter")) == {"dominance.counter_to_win", inert_key,
-                                                  "units.warrior.attack"}
+                                                  "units.warrior.attack", *ONE_LEVER, UNREAD}
     inert = table.filter(pl.col("inert")).get_column("parameter").unique().to_list()
-    assert inert_key in inert and "units.warrior.attack" not in inert
+    assert inert_key in inert and UNREAD in inert and "units.warrior.attack" not in inert
+    # one lever under two keys: the same paired tests, one rank, one of them names the other
+    lever = [table.filter(pl.col("parameter") == k).sort("metric") for k in ONE_LEVER]
+    same = ["low_value", "high_value", "effect", "lo", "hi", "p_value", "n_pairs", "rank"]
+    assert_frame_equal(lever[0].select(same), lever[1].select(same))
+    named = {k: set(f.get_column("same_as").drop_nulls()) for k, f in zip(ONE_LEVER, lever,
+                                                                         strict=True)}
+    holder = next(k for k, v in named.items() if v)
+    assert named[holder] == set(ONE_LEVER) - {holder} and not named[min(named.keys() - {holder})]
+    # the sweep played the baseline and the two other parameters' sides only
+    variants = {p.name.split("=", 1)[1] for p in (out / "sweep" / "matches").iterdir()}
+    assert len(variants) == 1 + 2 * 3, sorted(variants)
     assert inert_key in proc.stdout.split("inert (")[1]
     # every effect is the high value's metric minus the low value's, on 24 pairs
     assert (table.get_column("effect") - (table.get_column("high_value") -
@@ -177,6 +235,8 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack"]
     assert dom.height == 1 and dom.item(0, "n_pairs") == 24
     html = (out / "sensitivity.html").read_text()
     assert "What moves victory=dominance" in html and inert_key in html
+    shared = html.split("Keys that play the same matches")[1]
+    assert "7 variants played" in shared and UNREAD in shared.split("Never read")[1]
     written = {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
     assert written
     again = sim("sensitivity", str(file), "--out", str(out), "--jobs", "1", "--quiet")

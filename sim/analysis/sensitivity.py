@@ -75,22 +75,35 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     lo, hi, effect_per_10pct (effect × 10 % of the base / (high − low): the slope
     per +10 %; null for a base of 0), p_value, min_p_value, n_pairs, then
     p_adjusted and changed (Holm over every row, alpha 0.05), inert (no match
-    changed winner, victory or end turn) and rank within the metric (1 is the
-    strongest): changed effects first, then by |effect_per_10pct|, then the effects
-    of a base of 0 by |effect|.
+    changed winner, victory or end turn), same_as (the design's: the earlier key whose
+    sides play the same matches, null for the first) and rank within the metric (1 is
+    the strongest): changed effects first, then by |effect_per_10pct|, then the
+    effects of a base of 0 by |effect|; the keys of one lever share its rank. A
+    side the design did not play (its `plays`) reads the matches of the one it
+    plays as.
     """
-    by_variant = {k[0]: v for k, v in matches.partition_by("variant", as_dict=True).items()}
-    seats_by = {k[0]: v for k, v in seats.partition_by("variant", as_dict=True).items()}
-    events_by = {k[0]: v for k, v in events.partition_by("variant", as_dict=True).items()}
+    plays = design.get("plays", {})
+
+    def split(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+        return {k[0]: v for k, v in frame.partition_by("variant", as_dict=True).items()}
+
+    def of(store: dict[str, pl.DataFrame], name: str, empty: pl.DataFrame) -> pl.DataFrame:
+        """The rows of variant `name`: those of the variant it plays as (the design's
+        `plays`), named `name`, so a pair of sides never shares a variant name."""
+        ran = plays.get(name, name)
+        rows = store.get(ran, empty)
+        return rows if ran == name else rows.with_columns(pl.lit(name).alias("variant"))
+
+    by_variant, seats_by, events_by = split(matches), split(seats), split(events)
     empty = {"matches": matches.clear(), "seats": seats.clear(), "events": events.clear()}
     frames, inert = [], {}
     for p in design["parameters"]:
         lo_id, hi_id = p["low_variant"], p["high_variant"]
-        if lo_id not in by_variant or hi_id not in by_variant:
+        if plays.get(lo_id, lo_id) not in by_variant or plays.get(hi_id, hi_id) not in by_variant:
             continue
-        m = pl.concat([by_variant[lo_id], by_variant[hi_id]])
-        s = pl.concat([seats_by.get(v, empty["seats"]) for v in (lo_id, hi_id)])
-        e = pl.concat([events_by.get(v, empty["events"]) for v in (lo_id, hi_id)])
+        m = pl.concat([of(by_variant, v, empty["matches"]) for v in (lo_id, hi_id)])
+        s = pl.concat([of(seats_by, v, empty["seats"]) for v in (lo_id, hi_id)])
+        e = pl.concat([of(events_by, v, empty["events"]) for v in (lo_id, hi_id)])
         tests = pl.concat([paired_victory_tests(m, lo_id, confidence)
                            .drop("discordant_gain", "discordant_loss"),
                            paired_metric_tests(m, s, e, lo_id, confidence)])
@@ -99,12 +112,13 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
                                          pl.lit(float(p["low"])).alias("low"),
                                          pl.lit(float(p["high"])).alias("high")))
         cols = ["match_index", "winner", "victory", "end_turn"]
-        a = by_variant[lo_id].select(cols).sort("match_index")
-        b = by_variant[hi_id].select(cols).sort("match_index")
+        a = of(by_variant, lo_id, empty["matches"]).select(cols).sort("match_index")
+        b = of(by_variant, hi_id, empty["matches"]).select(cols).sort("match_index")
         inert[p["key"]] = a.equals(b)
     if not frames:
         return pl.DataFrame(schema={**SCHEMA, "p_adjusted": pl.Float64, "changed": pl.Boolean,
-                                    "inert": pl.Boolean, "rank": pl.Int64})
+                                    "inert": pl.Boolean, "same_as": pl.Utf8,
+                                    "rank": pl.Int64})
     tests = pl.concat(frames).rename({"baseline_value": "low_value",
                                       "variant_value": "high_value", "difference": "effect"})
     params = {p["key"]: p for p in design["parameters"]}
@@ -121,15 +135,24 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     # cannot tell from noise. Within each group slopes per +10 % come before the effects
     # of a base of 0 (a move from 0 to one unit, which no slope compares with); ties
     # (inert parameters: effect 0) rank by parameter name, so the table is stable.
+    # One lever under several keys (`same_as`: the same matches at both sides) takes one
+    # rank, the place of its strongest key, and the next lever the next rank.
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
-    ranked = tests.with_columns(strength.fill_nan(None).alias("_strength"),
-                                pl.col("effect_per_10pct").is_not_null().alias("_slope"),
-                                pl.col("changed").fill_null(False).alias("_changed")).sort(
+    same_as = {p["key"]: p.get("same_as") for p in design["parameters"]}
+    ranked = tests.with_columns(
+        pl.col("parameter").replace_strict(same_as, default=None, return_dtype=pl.Utf8)
+        .alias("same_as"),
+        strength.fill_nan(None).alias("_strength"),
+        pl.col("effect_per_10pct").is_not_null().alias("_slope"),
+        pl.col("changed").fill_null(False).alias("_changed")).sort(
         ["metric", "_changed", "_slope", "_strength", "parameter"],
         descending=[False, True, True, True, False], nulls_last=True)
-    return ranked.with_columns(
-        (pl.int_range(pl.len()).over("metric") + 1).cast(pl.Int64).alias("rank")
-    ).drop("_strength", "_slope", "_changed")
+    lever = pl.coalesce("same_as", "parameter")
+    return (ranked.with_columns(pl.int_range(pl.len()).over("metric").alias("_row"))
+            .with_columns(pl.col("_row").min().over("metric", lever).alias("_lead"))
+            .with_columns(pl.col("_lead").rank("dense").over("metric").cast(pl.Int64)
+                          .alias("rank"))
+            .drop("_strength", "_slope", "_changed", "_row", "_lead"))
 
 
 def inert_parameters(table: pl.DataFrame) -> list[str]:
@@ -148,10 +171,13 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
     digits so the last bits of a mean cannot reorder equal effects). Parameters
     compare by their best rank over the outcomes, then their second best and so on;
     remaining ties by key name. Inert
-    parameters are never chosen (not one match changed: nothing to interact).
+    parameters are never chosen (not one match changed: nothing to interact), nor a
+    key that is the same lever as an earlier one (`same_as`).
     Fewer than `k` when fewer parameters are not inert. table: `effects`.
     """
     live = table.filter(~pl.col("inert"))
+    if "same_as" in live.columns:  # one lever under two keys: the screen studies it once
+        live = live.filter(pl.col("same_as").is_null())
     if k <= 0 or live.height == 0:
         return []
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs()) \

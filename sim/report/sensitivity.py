@@ -61,10 +61,11 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     present = table.get_column("metric").unique().to_list()
     for metric in (m for m in METRICS_SHOWN if m in present):
         chart = charts.tornado(table, metric, top)
-        strongest = (table.filter(pl.col("metric") == metric).sort("rank").head(top)
-                     .select("parameter", "base", "low", "high", "low_value", "high_value",
-                             "effect", "lo", "hi", "effect_per_10pct", "p_adjusted",
-                             "changed"))
+        shown = table.filter(pl.col("metric") == metric).sort("rank").head(top)
+        strongest = shown.select("rank", "parameter", *(["same_as"] if "same_as" in shown.columns
+                                                        else []),
+                                 "base", "low", "high", "low_value", "high_value", "effect",
+                                 "lo", "hi", "effect_per_10pct", "p_adjusted", "changed")
         parts.append(f"<h2>{html.escape(metric)}</h2><figure class='chart'>{_svg(chart)}"
                      f"</figure>{_table(strongest, {'p_adjusted': 'p'}, highlight='changed')}")
     inert = inert_parameters(table)
@@ -80,6 +81,29 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
                   "or end turn between the low and the high value: a lever on these does "
                   "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)
                                        or "none") + "</p>")
+    plays = design.get("plays", {})
+    unread = [p["key"] for p in design.get("parameters", [])
+              if all(plays.get(p[side], p[side]) == design.get("baseline", "baseline")
+                     for side in ("low_variant", "high_variant"))]
+    levers: dict[str, list[str]] = {}
+    for p in design.get("parameters", []):
+        if p.get("same_as"):
+            levers.setdefault(p["same_as"], []).append(p["key"])
+    played = 1 + len({v for p in design.get("parameters", [])
+                      for v in (p["low_variant"], p["high_variant"])} - set(plays)
+                     - {design.get("baseline", "baseline")})
+    shared_html = (
+        "<h2>Keys that play the same matches</h2><p class='muted'>A moved value plays only "
+        "when its match differs from every earlier one's (the compiled tables at these "
+        f"seats and length, the turns, the personalities): {played} variants played. "
+        "Keys of one lever (both sides the same matches) share its rank:</p><ul>" +
+        ("".join(f"<li><code>{html.escape(k)}</code> = " +
+                 ", ".join(f"<code>{html.escape(x)}</code>" for x in xs) + "</li>"
+                 for k, xs in levers.items()) or "<li>none</li>") +
+        "</ul><p class='muted'>Never read by these matches (both sides play the "
+        "baseline's, so inert by construction): " +
+        (", ".join(f"<code>{html.escape(k)}</code>" for k in unread) or "none") + ".</p>"
+        if plays else "")
     skipped_html = "" if not skipped else (
         "<h2>Skipped</h2><p class='muted'>The tables refuse both moved values:</p><ul>" +
         "".join(f"<li><code>{html.escape(s['key'])}</code>: {html.escape(s['why'])}</li>"
@@ -91,7 +115,7 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
             f"style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{intro}{''.join(parts)}{morris_html}{inert_html}"
-            f"{skipped_html}"
+            f"{shared_html}{skipped_html}"
             "</body></html>")
 
 

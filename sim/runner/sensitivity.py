@@ -14,6 +14,18 @@ resumable, Dask-capable, the same Parquet layout and provenance, and every
 variant plays match i on the same streams (common random numbers). The design
 itself goes to `sensitivity.json` beside it, which is what the analysis reads.
 
+A side plays only when its match differs from every earlier one's: `play_key` is
+everything a match reads from the tables (the compiled record at the sweep's seat
+count and length, the number of turns, the seats' personalities). A side whose key
+equals the baseline's (a value these matches never read, such as another length's
+cost scale) plays as the baseline, and a side equal to an earlier parameter's (the
+dominance counter and the game speed's dominance scale, both 8 ± 2 after rounding)
+plays as that one: the design's `plays` maps such variant names to the variant
+that ran, and a parameter whose two sides both equal an earlier one's names it in
+`same_as`, one lever under two keys. The matches are the same ones either way
+(tests/test_sensitivity.py plays both); on `all`, 37 of the 705 moved variants
+play as another.
+
 `morris_top = K` (default 0: off), `morris_trajectories` (8) and `morris_levels`
 (4, even) ask for the Morris screen of interactions among the K strongest
 parameters after this sweep: sim.runner.morris.
@@ -22,9 +34,10 @@ parameters after this sweep: sim.runner.morris.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -93,6 +106,8 @@ class Parameter:
     high: float
     low_variant: str
     high_variant: str
+    # the earlier parameter whose two sides play the same matches as this one's
+    same_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,12 +116,15 @@ class Design:
     tables_path: str
     parameters: tuple[Parameter, ...]
     skipped: tuple[tuple[str, str], ...]   # (key, why)
+    # variant name -> the variant whose matches it plays (only those not played)
+    plays: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.spec.name, "step": self.spec.step, "baseline": BASELINE,
                 "tables": self.tables_path,
                 "parameters": [asdict(p) for p in self.parameters],
-                "skipped": [{"key": k, "why": w} for k, w in self.skipped]}
+                "skipped": [{"key": k, "why": w} for k, w in self.skipped],
+                "plays": dict(self.plays)}
 
 
 def numeric_values(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
@@ -146,39 +164,68 @@ def moved(base: float, step: float, up: bool) -> float:
     return base + delta if up else base - delta
 
 
-def _valid(path: Path, base_set: dict[str, Any], key: str, value: float) -> str | None:
+def play_key(tables: Tables, seats: int | None, length: str | None,
+             personalities: list[str] | None) -> str:
+    """A digest of everything a match of `tables` reads from them at the sweep's seat
+    count and length (None: the tables' own): the compiled record kernels receive
+    (sim.rules.record), the number of turns, the seats' personalities and the item
+    name lists the outcome rows use (sim.engine.match.prepare reads nothing else).
+    Equal digests play equal matches from the same streams."""
+    n_seats = seats or tables.model.match.seats
+    preset = length or tables.model.match.length
+    digest = hashlib.sha256(tables.arrays(preset, n_seats).tobytes())
+    digest.update(json.dumps([n_seats, tables.match_length(preset),
+                              personalities or tables.model.match.personalities,
+                              tables.personality_names, tables.unit_names,
+                              tables.building_names, tables.tech_names]).encode())
+    return digest.hexdigest()
+
+
+def _checked(path: Path, base_set: dict[str, Any], key: str, value: float,
+             ) -> tuple[Tables | None, str | None]:
+    """(the tables with `key` at `value`, None) or (None, why the tables refuse it)."""
     try:
-        load_tables(path, {**base_set, key: value})
+        return load_tables(path, {**base_set, key: value}), None
     except TablesError as exc:
-        return exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
-    return None
+        return None, exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
 
 
 def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
     """The low and high value of every selected parameter (pure but for reading the
-    tables file to validate candidate values)."""
+    tables file to validate candidate values), and which sides play matches of
+    their own (`play_key`; the module's docstring)."""
     values = numeric_values(tables.data)
-    params, skipped = [], []
+
+    def key_of(t: Tables) -> str:
+        return play_key(t, spec.seats, spec.length, spec.personalities)
+
+    played = {key_of(tables): BASELINE}       # play key -> the variant that plays it
+    params, skipped, plays = [], [], {}
+    pairs: dict[tuple[str, str], str] = {}     # (low, high) played variants -> first key
     for key in select(values, spec.parameters, spec.exclude):
         base = values[key]
-        sides = {}
+        sides, names = {}, {}
         reasons = []
         for up in (False, True):
             value = moved(base, spec.step, up)
-            why = _valid(tables_path, spec.base_set, key, value)
+            moved_tables, why = _checked(tables_path, spec.base_set, key, value)
             if why is None:
                 sides[up] = value
+                names[up] = f"{key}-{'hi' if up else 'lo'}"
+                runs_as = played.setdefault(key_of(moved_tables), names[up])
+                if runs_as != names[up]:
+                    plays[names[up]] = runs_as
             else:
-                sides[up] = base
+                sides[up], names[up] = base, BASELINE
                 reasons.append(f"{value!r}: {why}")
         if sides[False] == sides[True]:
             skipped.append((key, "; ".join(reasons)))
             continue
-        low_variant = BASELINE if sides[False] == base else f"{key}-lo"
-        high_variant = BASELINE if sides[True] == base else f"{key}-hi"
-        params.append(Parameter(key, base, sides[False], sides[True], low_variant,
-                                high_variant))
-    return Design(spec, str(tables_path), tuple(params), tuple(skipped))
+        pair = (plays.get(names[False], names[False]), plays.get(names[True], names[True]))
+        same_as = pairs.setdefault(pair, key)
+        params.append(Parameter(key, base, sides[False], sides[True], names[False],
+                                names[True], None if same_as == key else same_as))
+    return Design(spec, str(tables_path), tuple(params), tuple(skipped), plays)
 
 
 def _toml_value(value: Any) -> str:
@@ -212,7 +259,7 @@ def experiment_text(d: Design) -> str:
         lines.append(f"set = {_inline_table(s.base_set)}")
     for p in d.parameters:
         for variant, value in ((p.low_variant, p.low), (p.high_variant, p.high)):
-            if variant == BASELINE:
+            if variant == BASELINE or variant in d.plays:
                 continue
             lines += ["", "[[variants]]", f"name = {json.dumps(variant)}",
                       f"set = {_inline_table({**s.base_set, p.key: value})}"]
