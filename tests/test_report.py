@@ -185,6 +185,50 @@ def test_the_lazy_report_inputs_give_the_same_tables_as_the_whole_tables(run_dir
     assert_frame_equal(anomalies.stalls(lean.turns, events, 1),
                        stalled.sort("variant", "match_index"))
 
+    # the per-match aggregates each chunk wrote give the same tables as the events and
+    # turns they summarise
+    assert lean.usage is not None and lean.quiet is not None
+    assert_frame_equal(metrics.content_usage(whole.matches, lean.events, whole.provenance,
+                                             usage=lean.usage),
+                       metrics.content_usage(whole.matches, whole.events, whole.provenance))
+    for quiet_turns in (1, 3):
+        assert_frame_equal(anomalies.stalls(lean.turns, events, quiet_turns, lean.quiet),
+                           anomalies.stalls(whole.turns, whole.events, quiet_turns)
+                           .sort("variant", "match_index"))
+    assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, events, lean.turns,
+                                           whole.errors, quiet=lean.quiet), flags)
+
+
+def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_file, tmp_path):
+    """A run folder written before the usage and quiet tables existed (its markers list
+    only the outcome tables): still complete, and its report is the same page."""
+    import json
+
+    from sim.analysis.load import scan_run
+    from sim.outputs.schemas import SUMMARIES
+    from sim.outputs.store import require_complete
+
+    old = tmp_path / "old"
+    shutil.copytree(run_dir, old)
+    for table in SUMMARIES:
+        shutil.rmtree(old / table)
+    for marker in (old / "_done").glob("*.json"):
+        data = json.loads(marker.read_text())
+        data["parts"] = {t: p for t, p in data["parts"].items() if t not in SUMMARIES}
+        marker.write_text(json.dumps(data, sort_keys=True))
+    require_complete(old)
+    assert scan_run(old).usage is None and scan_run(old).quiet is None
+    out = tmp_path / "old.html"
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", str(old), "--out",
+                           str(out)], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+
+    def body(path: Path) -> str:  # the charts' last float digits may differ between runs
+        return re.sub(r"<svg.*?</svg>", "", path.read_text(), flags=re.S).replace(
+            str(old), str(run_dir))
+
+    assert body(out) == body(report_file)
+
 
 def test_report_says_in_red_when_an_event_log_overflowed(run_dir, tmp_path):
     """A match whose event log was full (matches.events_dropped > 0) is named in a red

@@ -12,6 +12,7 @@ import shutil
 import polars as pl
 import pytest
 
+from sim.outputs.schemas import WRITTEN
 from sim.outputs.store import RunError, marker_path, part_path, require_complete, verify_run
 from sim.runner.experiments import load_experiment
 from sim.runner.sweep import run_sweep
@@ -110,12 +111,13 @@ def test_a_part_without_its_marker_is_an_interrupted_write(finished, tmp_path):
     shutil.copytree(ref_out, out)
     marker_path(out, "baseline", 3).unlink()
     check = verify_run(out)
-    assert [c.chunk for c in check.pending] == [3] and len(check.strays) == 5
+    assert [c.chunk for c in check.pending] == [3] and len(check.strays) == len(WRITTEN)
     line = one_line_error(sim("report", out), "incomplete: 1 of 8 chunks not written yet, "
-                          "first chunk baseline/3 (matches 6–7) (and 5 more")
+                          "first chunk baseline/3 (matches 6–7) "
+                          f"(and {len(WRITTEN)} more")
     assert "sim check-run" in line
     listed = sim("check-run", out).stderr
-    assert listed.count("has no done marker (an interrupted write)") == 5
+    assert listed.count("has no done marker (an interrupted write)") == len(WRITTEN)
     stray = part_path(out, "matches", "baseline", 7)
     shutil.copy(part_path(out, "matches", "baseline", 0), stray)
     one_line_error(sim("sweep", exp, "--out", out, "--jobs", "1", "--quiet"),

@@ -16,7 +16,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.schemas import (
+    SCHEMAS,
+    SORT_KEYS,
+    SUMMARY_SCHEMAS,
+    SUMMARY_SORT_KEYS,
+    WRITTEN,
+)
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
@@ -49,7 +55,8 @@ def write_experiment(tmp_path: Path, text: str = SMALL, name: str = "exp.toml") 
 
 
 def read_all(out: Path) -> dict[str, pl.DataFrame]:
-    return {t: scan(out, t).collect().sort(["variant", *SORT_KEYS[t]]) for t in TABLES
+    keys = {**SORT_KEYS, **SUMMARY_SORT_KEYS}
+    return {t: scan(out, t).collect().sort(["variant", *keys[t]]) for t in WRITTEN
             if (out / t).exists()}
 
 
@@ -124,9 +131,10 @@ def test_tables_match_the_documented_columns_and_types(reference_run):
         row = re.match(r"\| (\w+) \| ([\w()]+) \| ", line)
         if table and row and row.group(1) != "column":
             documented[table][row.group(1)] = row.group(2)
-    assert set(documented) == set(SCHEMAS)
+    schemas = {**SCHEMAS, **SUMMARY_SCHEMAS}
+    assert set(documented) == set(schemas)
     for name, columns in documented.items():
-        assert list(columns) == list(SCHEMAS[name]), name
+        assert list(columns) == list(schemas[name]), name
         for path in (out / name).rglob("*.parquet"):
             schema = pl.read_parquet_schema(path)
             for column, dtype in columns.items():
@@ -233,7 +241,7 @@ def test_same_tables_for_two_workers_and_another_chunk_size(reference_run, tmp_p
     out = tmp_path / "jobs2"
     run_sweep(exp, out, jobs=2, chunk_size=5, progress=False)
     other = read_all(out)
-    for table in TABLES:
+    for table in WRITTEN:
         if table in frames:
             assert other[table].equals(frames[table]), table
 
@@ -263,7 +271,7 @@ def test_same_tables_on_a_dask_local_cluster(reference_run, tmp_path):
     with port_taken(8787):
         run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
     other = read_all(out)
-    for table in TABLES:
+    for table in WRITTEN:
         if table in frames:
             assert other[table].equals(frames[table]), table
 
@@ -289,7 +297,7 @@ def test_resume_after_a_kill_gives_the_uninterrupted_rows(reference_run, tmp_pat
     assert resumed.returncode == 0, resumed.stderr
     assert "already written" in resumed.stdout
     again = read_all(out)
-    for table in TABLES:
+    for table in WRITTEN:
         if table in frames:
             assert again[table].equals(frames[table]), table
 

@@ -25,12 +25,12 @@ import polars as pl
 
 from sim.analysis._frames import MATCH, finished, sort_keys
 from sim.outputs.settings import AnomalySettings
+from sim.outputs.summaries import CAPTURES, quiet_runs
 
 FLAGS = ("error", "stall", "truce_cycling", "blowout", "end_turn_outlier",
          "early_elimination")
 SCHEMA = {"variant": pl.Utf8, "match_id": pl.Utf8, "match_index": pl.Int64,
           "flag": pl.Utf8, "turn": pl.Int64, "detail": pl.Utf8, "replay": pl.Utf8}
-CAPTURES = ("capture", "capital_fall")
 EVENT_KINDS = (*CAPTURES, "truce")  # the events the flags read
 
 
@@ -39,11 +39,18 @@ def _empty() -> pl.DataFrame:
 
 
 def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
-           stall_turns: int) -> pl.DataFrame:
+           stall_turns: int, quiet: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Per match, its longest run of quiet turns (no capture, no score change of any
     seat) when it lasts `stall_turns` or more: flag rows with `turn` = the run's first
-    turn. turns: the turns table (variant, match_id, match_index, turn, seat, score),
-    or its lazy scan (sim.analysis.load.scan_table); events: the events table."""
+    turn. From `quiet`, the run's aggregate of each match's longest run (written by
+    the sweep: sim.outputs.summaries; sim.analysis.load.RunScan.quiet), when given;
+    else computed from turns: the turns table (variant, match_id, match_index, turn,
+    seat, score), or its lazy scan (sim.analysis.load.scan_table), and events: the
+    events table (its capture rows)."""
+    if quiet is not None:
+        runs = (quiet.filter(pl.col("quiet") >= stall_turns).collect()
+                .sort("variant", "match_index"))
+        return _stall_flags(runs)
     turns = turns.lazy()
     # one variant's rows at a time (the hive layout reads only its files): every run lies
     # within one match, and sorting a whole 12,000-match turns table by its string keys
@@ -52,73 +59,23 @@ def stalls(turns: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
     parts = []
     for v in names:
         mine = turns.filter(pl.col("variant") == v)
-        runs = _stalls_of(mine.select("match_index", "turn", "seat", "score").collect(),
+        runs = quiet_runs(mine.select("match_index", "turn", "seat", "score").collect(),
                           events.filter(pl.col("variant") == v), stall_turns)
         # the ids of the flagged matches only: reading match_id, a string, for every
         # row cost more than the rest of the search
         ids = (mine.filter(pl.col("match_index").is_in(runs.get_column("match_index")
                                                        .implode()))
                .select("match_index", "match_id").unique(subset="match_index").collect())
-        parts.append(runs.join(ids, on="match_index", how="left").sort("match_index").select(
-            pl.lit(v, pl.Utf8).alias("variant"), "match_id", "match_index",
-            pl.lit("stall").alias("flag"), "turn",
-            pl.format("{} quiet turns from turn {}", "quiet", "turn").alias("detail")))
-    return pl.concat(parts, how="vertical_relaxed") if parts else _empty()
+        parts.append(runs.join(ids, on="match_index", how="left").sort("match_index")
+                     .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
+    return _stall_flags(pl.concat(parts, how="vertical_relaxed")) if parts else _empty()
 
 
-def _fits(frame: pl.DataFrame) -> bool:
-    """Whether match_index (below 2^31), seat and turn (below 2^16), all
-    non-negative, pack into one Int64: a sort or group by one integer key takes a
-    third of the time of one by two or three columns."""
-    if frame.height == 0:
-        return False
-    lows = frame.select(pl.min_horizontal(pl.col("match_index", "seat", "turn").min())).item()
-    top = frame.select(pl.col("match_index").max(), pl.max_horizontal("seat", "turn").max()).row(0)
-    return lows >= 0 and top[0] < 2**31 and top[1] < 2**16
-
-
-def _stalls_of(turns: pl.DataFrame, events: pl.DataFrame, stall_turns: int) -> pl.DataFrame:
-    """The stall runs of one variant's rows (match_index, turn, seat, score): per match
-    with a run of `stall_turns` quiet turns or more, its longest (the earliest of
-    equal ones) as match_index, quiet (turns), turn (its first)."""
-    mi, seat, turn = pl.col("match_index"), pl.col("seat"), pl.col("turn")
-    if _fits(turns):
-        by_seat: pl.Expr | list[str] = (mi * 2**16 + seat) * 2**16 + turn
-        by_turn: pl.Expr | list[str] = mi * 2**16 + turn
-    else:
-        by_seat, by_turn = ["match_index", "seat", "turn"], ["match_index", "turn"]
-    per_seat = turns.sort(by_seat)
-    # sorted, a seat's previous turn is the row above when that row is the same seat's:
-    # a shift and a mask, not a window over every seat of every match
-    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in ("match_index", "seat"))
-    changed = per_seat.select(
-        "match_index", "turn",
-        pl.when(same).then(pl.col("score") != pl.col("score").shift(1)).otherwise(True)
-        .fill_null(True).alias("changed"))
-    keys = ["match_index", "turn"]
-    if isinstance(by_turn, pl.Expr):
-        per_turn = (changed.group_by(by_turn.alias("_k")).agg(pl.col("changed").any())
-                    .with_columns((pl.col("_k") // 2**16).alias("match_index"),
-                                  (pl.col("_k") % 2**16).alias("turn")).drop("_k"))
-    else:
-        per_turn = changed.group_by(keys).agg(pl.col("changed").any())
-    caps = (events.filter(pl.col("kind").is_in(CAPTURES)).select(keys)
-            .unique().with_columns(pl.lit(True).alias("captured")))
-    per_turn = (per_turn.join(caps.cast({c: per_turn.schema[c] for c in keys}), on=keys,
-                              how="left")
-                .with_columns((pl.col("changed") | pl.col("captured").fill_null(False))
-                              .alias("active")))
-    per_turn = (per_turn.sort(by_turn)
-                # numbered across matches, not within each: (match, run) still names
-                # the same quiet stretches
-                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().alias("run")))
-    return (per_turn.filter(~pl.col("active"))
-            .group_by("match_index", "run")
-            .agg(pl.len().alias("quiet"), pl.col("turn").min().alias("turn"))
-            .filter(pl.col("quiet") >= stall_turns)
-            .sort(["match_index", "quiet", "turn"], descending=[False, True, False])
-            .unique(subset="match_index", keep="first", maintain_order=True)
-            .select("match_index", "quiet", "turn"))
+def _stall_flags(runs: pl.DataFrame) -> pl.DataFrame:
+    """Flag rows of stall runs (variant, match_id, match_index, quiet, turn)."""
+    return runs.select(
+        "variant", "match_id", "match_index", pl.lit("stall").alias("flag"), "turn",
+        pl.format("{} quiet turns from turn {}", "quiet", "turn").alias("detail"))
 
 
 def truce_cycling(events: pl.DataFrame, cycles: int) -> pl.DataFrame:
@@ -202,14 +159,16 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
 
 def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
               turns: pl.DataFrame | pl.LazyFrame, errors: pl.DataFrame,
-              settings: AnomalySettings | None = None) -> pl.DataFrame:
+              settings: AnomalySettings | None = None,
+              quiet: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Every flag of every match, one row per match × flag: variant, match_id,
     match_index, flag (FLAGS), turn (where it shows, null for an error), detail (in
     words) and replay (the command that replays the match). Sorted by variant, flag
-    in FLAGS order, match_index. `turns` may be a lazy scan (see stalls); `events`
-    needs only the rows of EVENT_KINDS (sim.analysis.load.event_rows)."""
+    in FLAGS order, match_index. `turns` may be a lazy scan, and `quiet` the run's
+    aggregate of quiet runs (see stalls); `events` needs only the rows of EVENT_KINDS
+    (sim.analysis.load.event_rows)."""
     s = settings or AnomalySettings()
-    parts = [stalls(turns, events, s.stall_turns), truce_cycling(events, s.truce_cycles),
+    parts = [stalls(turns, events, s.stall_turns, quiet), truce_cycling(events, s.truce_cycles),
              blowouts(matches, seats, s.blowout_ratio), end_turn_outliers(matches, s.outlier_iqr),
              early_eliminations(seats, matches, s.early_elimination_pct,
                                 s.early_elimination_turn)]

@@ -31,6 +31,8 @@ from typing import Any
 import polars as pl
 
 from sim.analysis._frames import finished, sort_keys, wilson_columns
+from sim.outputs.schemas import SUMMARY_SCHEMAS
+from sim.outputs.summaries import NAMED_KINDS, event_use
 from sim.rules.codes import NEUTRAL
 
 DEAD_SHARE = 0.05  # used in fewer than this share of finished matches: dead content
@@ -76,44 +78,39 @@ def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _usage_events(events: pl.DataFrame | pl.LazyFrame,
-                  variants: Sequence[str]) -> pl.DataFrame:
+def _usage_events(events: pl.DataFrame | pl.LazyFrame, variants: Sequence[str],
+                  usage: pl.LazyFrame | None = None) -> pl.DataFrame:
     """(variant, match_index, kind, item), unique, for every use the events show: kind
     "built" or "tech" with the item's name, or "mechanic" with the MECHANICS name.
-    `events` may be a lazy scan (sim.analysis.load.scan_table): one streaming pass
-    keeps each match's distinct built and research names and its distinct (kind,
-    side) rows of the mechanics' kinds, a few percent of the table, and the names are
-    given to those (each row is at most one use: a kind names one mechanic, and
-    capture's two sides exclude each other). Only the rows of `variants`, one variant
-    at a time (a filter on the hive column reads only its files)."""
+    From `usage`, the run's aggregate of the events each match had (written by the
+    sweep: sim.outputs.summaries), when given; else the same rows computed from
+    `events` (the table, or its lazy scan sim.analysis.load.scan_table), one
+    variant at a time (a filter on the hive column reads only its files), each
+    one streaming pass per query. Each row is at most one use: a kind names one
+    mechanic, and capture's two sides exclude each other. Only the rows of
+    `variants`."""
     kind, seat = pl.col("kind"), pl.col("seat")
-    events = events.lazy()
-    mechanic_kinds = sorted({k for k, _side in MECHANICS.values()})
-
-    def passes(rows: pl.LazyFrame, keys: list[str]) -> list[pl.LazyFrame]:
-        named = (rows.filter(kind.is_in(["built", "research"]), pl.col("detail").is_not_null())
-                 .select(*keys,
-                         pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech"))
-                         .alias("kind"), pl.col("detail").alias("item"))
-                 .unique())
-        # only the side a mechanic asks for matters: any seat index (>= 0) or neutral
-        mechanics = (rows.filter(kind.is_in(mechanic_kinds))
-                     .select(*keys, "kind", seat.clip(upper_bound=0)).unique())
-        return [named, mechanics]
-
-    # the passes one after the other (not collect_all): each holds its own read buffers;
-    # a variant at a time, its name added after: `variant`, a string on every row, in
-    # the key of each unique cost a third of the passes (0.9 of 2.8 s)
-    found: list[list[pl.DataFrame]] = [[], []]
-    for v in variants:
-        for frames, query in zip(found, passes(events.filter(pl.col("variant") == v),
-                                               ["match_index"]), strict=True):
-            frames.append(query.collect(engine="streaming")
-                          .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
-    # no variant: the typed empty frames (a scan's schema, no row read)
-    typed = passes(events, ["variant", "match_index"])
-    named, mechanics = (pl.concat(frames) if frames else query.limit(0).collect()
-                        for frames, query in zip(found, typed, strict=True))
+    if usage is not None:
+        rows = usage.filter(pl.col("variant").is_in(list(variants))).collect()
+    else:
+        # the queries one after the other (not collect_all): each holds its own read
+        # buffers; a variant at a time, its name added after: `variant`, a string on
+        # every row, in the key of each unique cost a third of the passes
+        found = []
+        lazy = events.lazy()
+        for v in variants:
+            for query in event_use(lazy.filter(pl.col("variant") == v)):
+                found.append(query.collect(engine="streaming")
+                             .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
+        rows = pl.concat(found) if found else pl.DataFrame(
+            schema={"variant": pl.Utf8, **SUMMARY_SCHEMAS["usage"]})
+    named = rows.filter(kind.is_in(NAMED_KINDS)).select(
+        "variant", "match_index",
+        pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech")).alias("kind"),
+        "item")
+    # only the side a mechanic asks for matters: any seat index (0 here) or neutral
+    mechanics = rows.filter(kind.is_in(sorted({k for k, _side in MECHANICS.values()}))).select(
+        "variant", "match_index", "kind", pl.col("side").alias("seat"))
     item = pl.lit(None, pl.Utf8)
     for name, (event, side) in reversed(MECHANICS.items()):
         acted = kind == event
@@ -130,7 +127,8 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame,
 
 def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
                   provenance: dict[str, Any] | None = None, confidence: float = 0.95,
-                  dead_below: float = DEAD_SHARE) -> pl.DataFrame:
+                  dead_below: float = DEAD_SHARE, usage: pl.LazyFrame | None = None,
+                  ) -> pl.DataFrame:
     """One row per variant × item: how many finished matches used it at least once.
 
     Columns: variant, category (unit, building, tech, mechanic; "built" for an item
@@ -140,9 +138,10 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
     below `dead_below`: a lever on it does nothing), matches_with_dropped_events
     (finished matches whose event log overflowed, so `used` may undercount).
     Items: the variant's tables in `provenance` (item_lists), plus any name its
-    events show (`events`: the table, or its lazy scan); mechanics: MECHANICS, in
-    that order. Sorted by variant, category (CATEGORIES order), then the tables'
-    order.
+    events show (`events`: the table, or its lazy scan; or `usage`, the run's
+    aggregate of them, sim.analysis.load.RunScan.usage, which gives the same rows
+    without reading the events); mechanics: MECHANICS, in that order. Sorted by
+    variant, category (CATEGORIES order), then the tables' order.
     """
     done = finished(matches).select("variant", "match_index", "events_dropped")
     per_variant = done.group_by("variant").agg(
@@ -151,7 +150,7 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
         .alias("matches_with_dropped_events"))
     # only finished matches count, so only their variants' events are read
     variants = sorted(set(done.get_column("variant").to_list()))
-    uses = _usage_events(events, variants).join(done.select("variant", "match_index"),
+    uses = _usage_events(events, variants, usage).join(done.select("variant", "match_index"),
                                       on=["variant", "match_index"], how="semi")
     lists = item_lists(provenance or {})
     named = {(v, k): items for v, k, items in

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
 
 
 def empty_table(table: str) -> pl.DataFrame:
@@ -88,6 +88,10 @@ class RunScan:
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     root: Path | None = None
+    # the per-match aggregates the sweep wrote (sim.outputs.summaries) as lazy scans;
+    # None for a run written before them, whose readers use events and turns instead
+    usage: pl.LazyFrame | None = None
+    quiet: pl.LazyFrame | None = None
 
     @property
     def variants(self) -> list[str]:
@@ -145,13 +149,29 @@ def load_run(run_dir: Path | str) -> Run:
 def scan_run(run_dir: Path | str) -> RunScan:
     """`run_dir` as load_run reads it (the same checks, baseline and sorted small
     tables), except that events and turns stay lazy scans: nothing of theirs is read
-    until a metric collects the columns and rows it needs."""
+    until a metric collects the columns and rows it needs; and with the run's
+    per-match aggregates (`usage`, `quiet`) when it has them."""
     lazy = {"events", "turns"}
     root, tables, provenance = _open(
         run_dir, lambda r, t: scan_table(r, t) if t in lazy else read_table(r, t))
-    run = RunScan(**tables, provenance=provenance, root=root)
+    run = RunScan(**tables, provenance=provenance, root=root,
+                  **{t: _summary(root, t) for t in SUMMARIES})
     run.baseline = _baseline(provenance, run.variants)
     return run
+
+
+def _summary(root: Path, table: str) -> pl.LazyFrame | None:
+    """The aggregate table `table` as a lazy scan (variant from the hive path) when
+    every chunk of the run wrote it (a part for each part of matches), else None."""
+    def parts(name: str) -> int:
+        folder = root / name
+        return sum(1 for _ in folder.rglob("*.parquet")) if folder.is_dir() else 0
+
+    written = parts(table)
+    if written == 0 or written != parts("matches"):
+        return None
+    return pl.scan_parquet(root / table / "**" / "*.parquet", hive_partitioning=True,
+                           hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False)
 
 
 def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:

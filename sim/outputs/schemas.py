@@ -55,3 +55,17 @@ TABLES = tuple(SCHEMAS)
 SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
              "events": ["match_index", "event"], "turns": ["match_index", "turn", "seat"],
              "errors": ["match_index"]}
+
+# Per-match aggregates of the events and turns tables, written by each chunk beside them
+# (sim.outputs.summaries, docs/outcomes.md): usage, the events each match had; quiet,
+# each match's longest run of quiet turns. A run written before they existed has none,
+# and its readers compute the same rows from events and turns.
+SUMMARY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "usage": {"match_index": pl.Int64, "kind": pl.Utf8, "side": pl.Int64, "item": pl.Utf8},
+    "quiet": {"match_id": pl.Utf8, "match_index": pl.Int64, "quiet": pl.Int64,
+              "turn": pl.Int64},
+}
+SUMMARIES = tuple(SUMMARY_SCHEMAS)
+SUMMARY_SORT_KEYS = {"usage": ["match_index", "kind", "side", "item"],
+                     "quiet": ["match_index"]}
+WRITTEN = (*TABLES, *SUMMARIES)   # every table a chunk writes

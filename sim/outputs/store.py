@@ -2,7 +2,8 @@
 counted twice, and verifying a run folder before anything reads it.
 
 Layout under the run folder DIR:
-    TABLE/variant=ID/part-CHUNK.parquet   (TABLE in sim.outputs.schemas.TABLES)
+    TABLE/variant=ID/part-CHUNK.parquet   (TABLE in sim.outputs.schemas.WRITTEN: the
+                                          outcome tables and their per-match aggregates)
     _done/ID__CHUNK.json                  one marker per finished chunk
     provenance.json                       what produced the folder (and its plan)
     .lock                                 the sweep writing the folder (sim.outputs.lock)
@@ -28,7 +29,8 @@ from typing import Any
 
 import polars as pl
 
-from sim.outputs.schemas import TABLES
+from sim.outputs.schemas import SUMMARIES, TABLES, WRITTEN
+from sim.outputs.summaries import summaries
 
 MARKER_FORMAT = 2
 _MARKER_KEYS = ("format", "variant", "chunk", "start", "stop", "matches", "errors", "parts")
@@ -99,10 +101,13 @@ def check_reachable(root: Path, run_id: str | None = None) -> None:
 def write_chunk(root: Path, variant: str, chunk: int, frames: dict[str, pl.DataFrame],
                 summary: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     """Write every table of one chunk, then its done marker (each atomically); returns
-    the marker. `root` must already be the run folder (check_reachable)."""
+    the marker. `root` must already be the run folder (check_reachable). The
+    aggregate tables (SUMMARIES) are computed from `frames` unless it holds them."""
     check_reachable(root, run_id)
+    if any(t not in frames for t in SUMMARIES):
+        frames = {**summaries(frames), **frames}
     parts = {}
-    for table in TABLES:
+    for table in WRITTEN:
         data = parquet_bytes(frames[table])
         _atomic_write(root, part_path(root, table, variant, chunk), data)
         parts[table] = {"rows": frames[table].height, "bytes": len(data),
@@ -160,7 +165,8 @@ def chunk_problem(root: Path, variant: str, chunk: int, start: int, stop: int,
     if parts["matches"]["rows"] + parts["errors"]["rows"] != stop - start:
         return (f"it holds {parts['matches']['rows']} match and {parts['errors']['rows']} "
                 f"error rows for {stop - start} matches")
-    for table in TABLES:
+    # a chunk written before the aggregate tables existed lists only the outcome tables
+    for table in (t for t in WRITTEN if t in parts):
         path = part_path(root, table, variant, chunk)
         want = parts[table]
         try:
@@ -314,13 +320,14 @@ def verify_run(root: Path | str, provenance: dict[str, Any] | None = None) -> Ru
         marker, why = verify_chunk(root, c)
         if why is None:
             check.done[(c.variant, c.chunk)] = marker
-            expected |= {part_path(root, t, c.variant, c.chunk) for t in TABLES}
+            expected |= {part_path(root, t, c.variant, c.chunk) for t in WRITTEN
+                         if t in marker["parts"]}
         else:
             check.damaged.append((c, why))
     planned = {(c.variant, c.chunk) for c in check.planned}
     # the files of a damaged chunk are reported with it, not one by one
     accounted = set(check.done) | {(c.variant, c.chunk) for c, _ in check.damaged}
-    folders = [root / table for table in TABLES] + [root / "_done"]
+    folders = [root / table for table in WRITTEN] + [root / "_done"]
     for folder in folders:
         if not folder.is_dir():
             continue
@@ -381,7 +388,7 @@ def locate_run(path: Path | str) -> Path:
 def remove_chunk(root: Path, variant: str, chunk: int) -> None:
     """Forget a chunk (its marker first, so no reader trusts half of it)."""
     marker_path(root, variant, chunk).unlink(missing_ok=True)
-    for table in TABLES:
+    for table in WRITTEN:
         part_path(root, table, variant, chunk).unlink(missing_ok=True)
 
 

@@ -185,7 +185,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                          f"({', '.join(variants)})")
     # the widest pass first, while nothing else is held: its buffers then never stack on
     # the event rows below (the report's peak memory)
-    usage = metrics.content_usage(run.matches, run.events, prov)
+    usage = metrics.content_usage(run.matches, run.events, prov, usage=run.usage)
     events = event_rows(run.events, metrics.EVENT_KINDS)
     errors = metrics.error_rates(run.matches, run.errors)
     freq = metrics.victory_frequencies(run.matches, errors=run.errors)
@@ -358,7 +358,8 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
             "with the default 8) and reset; Observatories lost to a city's fall "
             "(V17).</p>")
     settings = report_settings(prov).anomalies
-    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings)
+    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings,
+                      run.quiet)
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))

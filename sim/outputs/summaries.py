@@ -1,0 +1,133 @@
+"""Per-match aggregates a sweep writes beside the outcome tables, chunk by chunk.
+
+The report needs two things from the big tables that no metric can get from a few
+columns: which events each match had (content usage: every item and mechanic used)
+and each match's longest quiet stretch (the stall flag). Both are a full pass over
+the events or turns table, some 14 million rows in a 12,000-match run: two seconds
+of every report. A chunk's worker has those rows in memory already, so it writes
+the two aggregates as tables of their own (`usage`, `quiet`; docs/outcomes.md),
+with the same layout, marker checksums and verification as the others. A match
+lies in one chunk, so the run's aggregate is the concatenation of the chunks'.
+
+The functions take one chunk's frames or a whole table's lazy scan alike: the
+report computes the same rows from the events and turns of a run written before
+these tables existed (sim.analysis.content, sim.analysis.anomalies), and the tests
+check the written tables against that.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from sim.outputs.schemas import SUMMARY_SCHEMAS, SUMMARY_SORT_KEYS
+
+# events whose `detail` names the item used (a unit or building built, a tech researched)
+NAMED_KINDS = ("built", "research")
+CAPTURES = ("capture", "capital_fall")   # a city changed hands: never a quiet turn
+
+def event_use(events: pl.DataFrame | pl.LazyFrame, keys: list[str] | None = None,
+              ) -> list[pl.LazyFrame]:
+    """The events each match had, as two lazy queries whose rows are `usage` rows
+    (`keys` first: default match_index): (1) for NAMED_KINDS, kind and item (the
+    event's detail; side null), distinct; (2) for every other kind, kind and side
+    (the event's seat clipped to 0: 0 for any seat index, else the neutral or
+    bandit code; item null), distinct. Two queries, so a caller over a whole table
+    can collect them one after the other (each holds its own read buffers)."""
+    keys = keys or ["match_index"]
+    kind, seat = pl.col("kind"), pl.col("seat")
+    events = events.lazy()
+    named = (events.filter(kind.is_in(NAMED_KINDS), pl.col("detail").is_not_null())
+             .select(*keys, kind, pl.lit(None, pl.Int64).alias("side"),
+                     pl.col("detail").alias("item"))
+             .unique())
+    others = (events.filter(~kind.is_in(NAMED_KINDS))
+              .select(*keys, kind, seat.clip(upper_bound=0).alias("side"),
+                      pl.lit(None, pl.Utf8).alias("item"))
+              .unique())
+    return [named, others]
+
+
+def usage_rows(events: pl.DataFrame) -> pl.DataFrame:
+    """One chunk's `usage` table: event_use of its events, sorted."""
+    named, others = pl.collect_all(event_use(events))
+    return pl.concat([named, others]).cast(SUMMARY_SCHEMAS["usage"]).sort(
+        SUMMARY_SORT_KEYS["usage"], nulls_last=True)
+
+
+def _fits(frame: pl.DataFrame) -> bool:
+    """Whether match_index (below 2^31), seat and turn (below 2^16), all
+    non-negative, pack into one Int64: a sort or group by one integer key takes a
+    third of the time of one by two or three columns."""
+    if frame.height == 0:
+        return False
+    lows = frame.select(pl.min_horizontal(pl.col("match_index", "seat", "turn").min())).item()
+    top = frame.select(pl.col("match_index").max(), pl.max_horizontal("seat", "turn").max()).row(0)
+    return lows >= 0 and top[0] < 2**31 and top[1] < 2**16
+
+
+def quiet_runs(turns: pl.DataFrame, events: pl.DataFrame, at_least: int = 1) -> pl.DataFrame:
+    """Per match, its longest run of quiet turns (no capture, no score change of any
+    seat) when it lasts `at_least` turns or more: match_index, quiet (turns), turn
+    (its first; the earliest of equal runs), sorted by match_index. turns: rows
+    (match_index, turn, seat, score) of one variant or chunk; events: at least its
+    rows of CAPTURES. The longest run of a match is also its longest of `at_least`
+    or more whenever it has one, so filtering the runs of 1 by `quiet >= K` gives the
+    runs of K."""
+    mi, seat, turn = pl.col("match_index"), pl.col("seat"), pl.col("turn")
+    if _fits(turns):
+        by_seat: pl.Expr | list[str] = (mi * 2**16 + seat) * 2**16 + turn
+        by_turn: pl.Expr | list[str] = mi * 2**16 + turn
+    else:
+        by_seat, by_turn = ["match_index", "seat", "turn"], ["match_index", "turn"]
+    per_seat = turns.sort(by_seat)
+    # sorted, a seat's previous turn is the row above when that row is the same seat's:
+    # a shift and a mask, not a window over every seat of every match
+    same = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in ("match_index", "seat"))
+    changed = per_seat.select(
+        "match_index", "turn",
+        pl.when(same).then(pl.col("score") != pl.col("score").shift(1)).otherwise(True)
+        .fill_null(True).alias("changed"))
+    keys = ["match_index", "turn"]
+    if isinstance(by_turn, pl.Expr):
+        per_turn = (changed.group_by(by_turn.alias("_k")).agg(pl.col("changed").any())
+                    .with_columns((pl.col("_k") // 2**16).alias("match_index"),
+                                  (pl.col("_k") % 2**16).alias("turn")).drop("_k"))
+    else:
+        per_turn = changed.group_by(keys).agg(pl.col("changed").any())
+    caps = (events.filter(pl.col("kind").is_in(CAPTURES)).select(keys)
+            .unique().with_columns(pl.lit(True).alias("captured")))
+    per_turn = (per_turn.join(caps.cast({c: per_turn.schema[c] for c in keys}), on=keys,
+                              how="left")
+                .with_columns((pl.col("changed") | pl.col("captured").fill_null(False))
+                              .alias("active")))
+    per_turn = (per_turn.sort(by_turn)
+                # numbered across matches, not within each: (match, run) still names
+                # the same quiet stretches
+                .with_columns(pl.col("active").cast(pl.Int64).cum_sum().alias("run")))
+    return (per_turn.filter(~pl.col("active"))
+            .group_by("match_index", "run")
+            .agg(pl.len().alias("quiet"), pl.col("turn").min().alias("turn"))
+            .filter(pl.col("quiet") >= at_least)
+            .sort(["match_index", "quiet", "turn"], descending=[False, True, False])
+            .unique(subset="match_index", keep="first", maintain_order=True)
+            .select("match_index", "quiet", "turn"))
+
+
+def quiet_rows(turns: pl.DataFrame, events: pl.DataFrame, matches: pl.DataFrame,
+               ) -> pl.DataFrame:
+    """One chunk's `quiet` table: quiet_runs of its turns and events, with each
+    match's id (from `matches`)."""
+    runs = quiet_runs(turns.select("match_index", "turn", "seat", "score"), events)
+    ids = matches.select("match_index", "match_id")
+    return (runs.join(ids, on="match_index", how="left").cast(SUMMARY_SCHEMAS["quiet"])
+            .select(list(SUMMARY_SCHEMAS["quiet"])).sort("match_index"))
+
+
+def summaries(frames: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """The aggregate tables of one chunk's outcome frames (matches, events, turns)."""
+    return {"usage": usage_rows(frames["events"]),
+            "quiet": quiet_rows(frames["turns"], frames["events"], frames["matches"])}
+
+
+__all__ = ["CAPTURES", "NAMED_KINDS", "event_use", "quiet_rows", "quiet_runs", "summaries",
+           "usage_rows"]
