@@ -733,10 +733,6 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     """Write the self-contained HTML report of a sweep's run folder (refused when the
     run is incomplete or damaged: see `sim check-run`). With --against, the regression
     gate comes first; exit status 3 when it fails (after the report is written)."""
-    # jsonschema (under altair) imports rfc3987_syntax when it is installed, to check the
-    # "iri" string format, and that module builds a parser at import: 1-2 s of every
-    # report. No Vega-Lite schema uses the format, so this process does without it.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     # polars' allocator (jemalloc) keeps freed pages for seconds by default, so each
     # scan's buffers stack up on the last one's: hand them back at once (set before
     # polars loads; an explicit setting in the environment wins)
