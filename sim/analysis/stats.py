@@ -108,14 +108,13 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     ``(0.0, 1.0)`` when n is 0; the bounds are exactly 0 (k = 0) and 1 (k = n) at
     the edges. Example: k=8, n=10 at 95% gives (0.4902, 0.9433).
     """
-    alpha = _alpha(confidence)
+    _alpha(confidence)
     if n < 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return 0.0, 1.0
-    lo, hi = _lib().proportion_confint(k, n, alpha=alpha, method="wilson")
-    # exact edges: the library's arithmetic leaves 1e-17 residues there
-    return (0.0 if k == 0 else float(lo)), (1.0 if k == n else float(hi))
+    lo, hi = wilson_bounds([k], [n], confidence)
+    return float(lo[0]), float(hi[0])
 
 
 def wilson_bounds(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray,
