@@ -158,12 +158,17 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
 def forbid_text(state: State, tables: Tables, seat: int) -> str:
     """The seat's forbids as the comma-separated names of its masks ("" for none), in
     code order: units, buildings, mechanics, research:<tech>."""
-    groups = ((state.seat_forbid_units, tables.unit_names, ""),
-              (state.seat_forbid_buildings, tables.building_names, ""),
-              (state.seat_forbid_mechanics, R.MECHANICS, ""),
-              (state.seat_forbid_techs, tables.tech_names, "research:"))
-    return ",".join(f"{prefix}{name}" for mask, names, prefix in groups
-                    for i, name in enumerate(names) if (int(mask[seat]) >> i) & 1)
+    # state["name"], numpy's item lookup: numpy.record's attribute lookup is slow
+    groups = ((state["seat_forbid_units"], tables.unit_names, ""),
+              (state["seat_forbid_buildings"], tables.building_names, ""),
+              (state["seat_forbid_mechanics"], R.MECHANICS, ""),
+              (state["seat_forbid_techs"], tables.tech_names, "research:"))
+    masks = [int(mask[seat]) for mask, _names, _prefix in groups]
+    if not any(masks):  # the usual seat: nothing forbidden
+        return ""
+    return ",".join(f"{prefix}{name}" for bits, (_mask, names, prefix) in zip(masks, groups,
+                                                                              strict=True)
+                    for i, name in enumerate(names) if (bits >> i) & 1)
 
 
 def outcome(state: State, tables: Tables, board: Board, turn_log: np.ndarray,

@@ -168,9 +168,10 @@ class ChunkColumns:
                ) -> dict[str, Any]:
         counts = np.array([len(p[length]) for p in parts], dtype=np.int64)
         which = np.repeat(np.arange(len(parts), dtype=np.int64), counts)
-        ids = np.array([m for m, _ in self.ids], dtype=object)
+        # the ids repeated by polars (a gather), not as a Python list of a string per row
+        ids = pl.Series("match_id", [m for m, _ in self.ids], dtype=pl.Utf8)
         index = np.array([i for _, i in self.ids], dtype=np.int64)
-        data: dict[str, Any] = {"match_id": ids[which].tolist() if len(parts) else [],
+        data: dict[str, Any] = {"match_id": ids.gather(which) if len(parts) else [],
                                 "match_index": index[which] if len(parts) else []}
         for name, dtype in SCHEMAS[table].items():
             if name in data:
