@@ -463,6 +463,11 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                f"variants x {design.spec.matches} matches -> {folder} ({jobs} workers)")
     for key, why in design.skipped:
         typer.echo(f"  skipped {key}: {why}", err=True)
+    if design.plays:
+        levers = sum(1 for p in design.parameters if p.same_as)
+        typer.echo(f"  {len(design.plays)} moved values play the same matches as another "
+                   f"variant and are not played again; keys that are one lever with an "
+                   f"earlier key: {levers} (the page lists them)")
     sweep = {"jobs": jobs, "backend": backend, "scheduler": scheduler, "quiet": quiet,
              "replace_stale": replace_stale, "command": command}
     errors = {SWEEP_DIR: _sensitivity_sweep(experiment, folder / SWEEP_DIR, **sweep)}

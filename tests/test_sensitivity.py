@@ -227,6 +227,8 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
     variants = {p.name.split("=", 1)[1] for p in (out / "sweep" / "matches").iterdir()}
     assert len(variants) == 1 + 2 * 3, sorted(variants)
     assert inert_key in proc.stdout.split("inert (")[1]
+    assert "4 moved values play the same matches as another variant" in proc.stdout
+    assert "one lever with an earlier key: 1 " in proc.stdout
     # every effect is the high value's metric minus the low value's, on 24 pairs
     assert (table.get_column("effect") - (table.get_column("high_value") -
                                           table.get_column("low_value"))).abs().max() < 1e-12
