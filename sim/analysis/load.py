@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
+from sim.outputs.store import scan
 
 
 def empty_table(table: str) -> pl.DataFrame:
@@ -170,8 +171,7 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
     written = parts(table)
     if written == 0 or written != parts("matches"):
         return None
-    return pl.scan_parquet(root / table / "**" / "*.parquet", hive_partitioning=True,
-                           hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False)
+    return scan(root, table)
 
 
 def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
