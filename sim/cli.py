@@ -747,6 +747,12 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     from sim.rules.tables import REPO_ROOT
 
     _require_run(run_dir)
+    from sim.analysis.load import missing_summaries
+
+    if missing := missing_summaries(run_dir):
+        typer.echo(f"{run_dir}: has no {' or '.join(missing)} tables (swept before they "
+                   "existed): the report reads the events and turns instead, which takes "
+                   "longer; sweeping it again into a new folder writes them", err=True)
     out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
     table = trend = None
     if against is not None:

@@ -56,6 +56,7 @@ def report_file(run_dir, tmp_path_factory) -> Path:
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", str(run_dir), "--out",
                            str(out)], capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
+    assert "swept before" not in proc.stderr  # a fresh run has the aggregate tables
     return out
 
 
@@ -222,6 +223,7 @@ def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_fil
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", str(old), "--out",
                            str(out)], capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
+    assert "has no usage or quiet tables (swept before they existed)" in proc.stderr
 
     def body(path: Path) -> str:  # the charts' last float digits may differ between runs
         return re.sub(r"<svg.*?</svg>", "", path.read_text(), flags=re.S).replace(

@@ -161,17 +161,29 @@ def scan_run(run_dir: Path | str) -> RunScan:
     return run
 
 
+def _parts(root: Path, table: str) -> int:
+    folder = Path(root) / table
+    return sum(1 for _ in folder.rglob("*.parquet")) if folder.is_dir() else 0
+
+
+def _summary_written(root: Path, table: str) -> bool:
+    """Every chunk of the run wrote the aggregate table `table` (a part for each part
+    of matches)."""
+    written = _parts(root, table)
+    return written > 0 and written == _parts(root, "matches")
+
+
+def missing_summaries(root: Path) -> list[str]:
+    """The per-match aggregate tables (sim.outputs.schemas.SUMMARIES) a run folder
+    lacks: all of them for a run swept before they existed, whose report reads its
+    events and turns tables instead (the same page, more slowly)."""
+    return [t for t in SUMMARIES if not _summary_written(root, t)]
+
+
 def _summary(root: Path, table: str) -> pl.LazyFrame | None:
     """The aggregate table `table` as a lazy scan (variant from the hive path) when
-    every chunk of the run wrote it (a part for each part of matches), else None."""
-    def parts(name: str) -> int:
-        folder = root / name
-        return sum(1 for _ in folder.rglob("*.parquet")) if folder.is_dir() else 0
-
-    written = parts(table)
-    if written == 0 or written != parts("matches"):
-        return None
-    return scan(root, table)
+    every chunk of the run wrote it, else None."""
+    return scan(root, table) if _summary_written(root, table) else None
 
 
 def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
