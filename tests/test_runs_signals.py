@@ -11,13 +11,14 @@ import os
 import random
 import shutil
 import signal
+import sys
 import time
 
 import pytest
 
 from sim.outputs.store import verify_run
 from sim.runner.experiments import load_experiment
-from sim.runner.sweep import run_sweep
+from sim.runner.sweep import SweepInterrupted, run_sweep, stop_on_signals
 from tests.test_runs_support import (
     all_gone,
     assert_same_tables,
@@ -58,6 +59,70 @@ def _watch_workers(proc, seen: set[int]) -> bool:
         seen.update(workers_of(proc.pid))
         _last_scan[0] = time.monotonic()
     return proc.poll() is not None
+
+
+def _raise_signal_and_spin(signum: int, finished: list) -> None:
+    os.kill(os.getpid(), signum)
+    deadline = time.monotonic() + 0.2  # the handler runs in here, before the return
+    while time.monotonic() < deadline:
+        pass
+    finished.append(True)
+
+
+class _FreesSomething:
+    def __init__(self, signum: int, finished: list):
+        self.signum, self.finished = signum, finished
+
+    def __del__(self):
+        _raise_signal_and_spin(self.signum, self.finished)
+
+
+def _in_a_finalizer(signum: int, finished: list) -> None:
+    obj = _FreesSomething(signum, finished)
+    del obj
+
+
+def _in_a_ctypes_callback(signum: int, finished: list) -> None:
+    import ctypes
+
+    ctypes.CFUNCTYPE(None)(lambda: _raise_signal_and_spin(signum, finished))()
+
+
+def _in_a_polars_callback(signum: int, finished: list) -> None:
+    import polars as pl
+
+    def spin(x: int) -> int:
+        if x == 1:
+            _raise_signal_and_spin(signum, finished)
+        return x
+
+    assert pl.Series([1, 2]).map_elements(spin, return_dtype=pl.Int64).to_list() == [1, 2]
+
+
+@pytest.mark.parametrize("where", [_in_a_finalizer, _in_a_ctypes_callback,
+                                   _in_a_polars_callback],
+                         ids=["finalizer", "ctypes-callback", "polars-callback"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_landing_where_python_drops_exceptions_stops_the_sweep_after(
+        signum, where, monkeypatch):
+    """A signal whose handler runs inside a __del__ (llvmlite frees LLVM objects in
+    one), a C library's callback or under polars is raised again once that returns. Raised there,
+    Python drops the exception ("Exception ignored in"), the sweep played on deaf to
+    signals, and a half-run llvmlite finalizer crashed the process later (a CI run's
+    SIGSEGV)."""
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+    finished = []
+    with pytest.raises(SweepInterrupted) as caught, stop_on_signals():
+        where(signum, finished)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(0.001)
+    assert caught.value.signum == signum
+    assert dropped == []
+    if where is not _in_a_ctypes_callback:  # not cut short: the signal waited for it
+        assert finished == [True]
+    assert sys.unraisablehook == dropped.append  # the context put the hook back
 
 
 @pytest.mark.parametrize("signum,code,to_group,jobs", [

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import os
 import shutil
 import signal
 import sys
@@ -200,29 +201,85 @@ def _clear_folder(out: Path, keep: str) -> None:
             path.unlink()
 
 
+_REDELIVER_S = 0.02
+# Packages whose compiled code calls back into Python and cannot pass an exception on:
+# a ctypes callback drops it, llvmlite's finalizers and numba's object-cache hooks run
+# under LLVM, and polars (Rust) panics and exits 1 on an error it did not expect
+_NO_RAISE_UNDER = frozenset({"ctypes", "llvmlite", "polars", "pyarrow"})
+# ... and functions, by (module, name): a worker started halfway reads half its
+# pickled start-up data and prints a traceback
+_NO_RAISE_IN = frozenset({("multiprocessing.process", "start")})
+
+
+def _unsafe_to_raise(frame) -> bool:
+    """True when an exception raised in `frame` could be dropped or crash the process:
+    it runs inside an object's __del__, a weakref.finalize callback, a function of
+    _NO_RAISE_IN or under a package of _NO_RAISE_UNDER (anywhere up the stack)."""
+    while frame is not None:
+        code, module = frame.f_code, frame.f_globals.get("__name__", "")
+        if code.co_name == "__del__" or module == "numba.core.codegen" or \
+                module.partition(".")[0] in _NO_RAISE_UNDER or \
+                (module, code.co_name) in _NO_RAISE_IN or \
+                (module == "weakref" and code.co_name == "__call__"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deliver_again(signum: int) -> None:
+    timer = threading.Timer(_REDELIVER_S, os.kill, (os.getpid(), signum))
+    timer.daemon = True  # never holds up the interpreter's exit
+    timer.start()
+
+
 @contextlib.contextmanager
 def stop_on_signals():
     """SIGTERM and SIGINT raise SweepInterrupted in the main thread while the sweep
     runs. Once one has, both stay ignored until the outermost of these contexts ends,
-    so a second signal cannot cut the clean-up (stopping workers, the lock) short."""
+    so a second signal cannot cut the clean-up (stopping workers, the lock) short.
+    A signal that lands where an exception cannot propagate (a finalizer, a callback
+    from compiled code) is delivered again every ~20 ms until it lands elsewhere."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     signals = (signal.SIGTERM, signal.SIGINT)
     fired = []
 
-    def handler(signum, _frame):
+    def handler(signum, frame):
+        if _unsafe_to_raise(frame):
+            # Python drops an exception raised in a finalizer ("Exception ignored in"),
+            # one cut into llvmlite's ObjectRef.__del__ halfway crashed a sweep later
+            # (SIGSEGV), and one raised in a callback from polars made it panic:
+            # deliver it again until it lands in plain Python
+            _deliver_again(signum)
+            return
         for s in signals:
             signal.signal(s, signal.SIG_IGN)
         fired.append(signum)
         raise SweepInterrupted(signum)
 
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info) -> None:
+        # the same for a raise that Python dropped anyway (a ctypes callback, a
+        # finalizer the frame walk missed): listen again and deliver it again
+        if isinstance(info.exc_value, SweepInterrupted) and \
+                info.exc_value.signum in fired:
+            fired.remove(info.exc_value.signum)
+            for s in signals:
+                signal.signal(s, handler)
+            _deliver_again(info.exc_value.signum)
+            return
+        previous_hook(info)
+
     old = {s: signal.signal(s, handler) for s in signals}
     outermost = not any(h is not None and getattr(h, "__qualname__", "").startswith(
         "stop_on_signals.") for h in old.values())
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         if not fired or outermost:
             for s, h in old.items():
                 signal.signal(s, h)
