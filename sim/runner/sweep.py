@@ -203,24 +203,24 @@ def _clear_folder(out: Path, keep: str) -> None:
 
 _REDELIVER_S = 0.02
 # Packages whose compiled code calls back into Python and cannot pass an exception on:
-# a ctypes callback drops it, llvmlite's finalizers and numba's object-cache hooks run
-# under LLVM, and polars (Rust) panics and exits 1 on an error it did not expect
+# a ctypes callback drops it, llvmlite's finalizers run under LLVM, and polars (Rust)
+# panics and exits 1 on an error it did not expect
 _NO_RAISE_UNDER = frozenset({"ctypes", "llvmlite", "polars", "pyarrow"})
-# ... and functions, by (module, name): a worker started halfway reads half its
-# pickled start-up data and prints a traceback
-_NO_RAISE_IN = frozenset({("multiprocessing.process", "start")})
+# ... and functions, by (module, name; None: any of the module's): numba's object-cache
+# hooks run under LLVM, a weakref.finalize callback is a finalizer, and a worker started
+# halfway reads half its pickled start-up data and prints a traceback
+_NO_RAISE_IN = frozenset({("numba.core.codegen", None), ("weakref", "__call__"),
+                          ("multiprocessing.process", "start")})
 
 
 def _unsafe_to_raise(frame) -> bool:
     """True when an exception raised in `frame` could be dropped or crash the process:
-    it runs inside an object's __del__, a weakref.finalize callback, a function of
-    _NO_RAISE_IN or under a package of _NO_RAISE_UNDER (anywhere up the stack)."""
+    it runs inside an object's __del__, a function of _NO_RAISE_IN or under a package
+    of _NO_RAISE_UNDER (anywhere up the stack)."""
     while frame is not None:
         code, module = frame.f_code, frame.f_globals.get("__name__", "")
-        if code.co_name == "__del__" or module == "numba.core.codegen" or \
-                module.partition(".")[0] in _NO_RAISE_UNDER or \
-                (module, code.co_name) in _NO_RAISE_IN or \
-                (module == "weakref" and code.co_name == "__call__"):
+        if code.co_name == "__del__" or module.partition(".")[0] in _NO_RAISE_UNDER or \
+                (module, code.co_name) in _NO_RAISE_IN or (module, None) in _NO_RAISE_IN:
             return True
         frame = frame.f_back
     return False
