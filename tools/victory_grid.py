@@ -1,14 +1,15 @@
 """The victory mix and seat fairness over seat counts and match lengths, in one table.
 
     .venv/bin/python tools/victory_grid.py [--matches N] [--seats 2,3,4,6]
-        [--lengths short,standard,long] [--jobs J] [--set key.path=value ...]
+        [--lengths short,standard,long] [--jobs J] [--root-seed S] [--set key.path=value ...]
 
 Plays N matches (default 300) of the default tables, with any `--set` overrides, for
 every seat count × length preset, on `--jobs` worker processes (joblib), and prints
 one row a cell: the share of each victory type with the mean end turn, the turn
 limit's share, and the chi-square p-value of win rate by seat (D1). Matches use root
-seed 7100 and match indices 0..N-1 in every cell (common random numbers), personalities
-rotating with the match index as in a sweep. The README's balance tables come from it.
+seed 7100 (`--root-seed`: another sample of the grid) and match indices 0..N-1 in every
+cell (common random numbers), personalities rotating with the match index as in a sweep.
+The README's balance tables come from it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from sim.rules.codes import VICTORY_NAMES
 ROOT_SEED = 7100
 
 
-def _play(overrides: dict, seats: int, length: str, indices: range) -> list[tuple]:
+def _play(overrides: dict, seats: int, length: str, indices: range,
+          root_seed: int = ROOT_SEED) -> list[tuple]:
     from sim.engine.match import play_match
     from sim.rules.tables import load_tables
 
@@ -34,7 +36,7 @@ def _play(overrides: dict, seats: int, length: str, indices: range) -> list[tupl
     for i in indices:
         shift = i % len(names)
         order = [names[(s + shift) % len(names)] for s in range(seats)]
-        st, _board, _log = play_match(tables, ROOT_SEED, i, n_seats=seats, length=length,
+        st, _board, _log = play_match(tables, root_seed, i, n_seats=seats, length=length,
                                       personalities=order)
         victory = int(st.victory[0])
         out.append((VICTORY_NAMES[victory] if victory >= 0 else None, int(st.winner[0]),
@@ -50,6 +52,7 @@ def main() -> None:
     parser.add_argument("--seats", default="2,3,4,6")
     parser.add_argument("--lengths", default="short,standard,long")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--root-seed", type=int, default=ROOT_SEED)
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     overrides = parse_overrides(args.set)
@@ -62,7 +65,8 @@ def main() -> None:
             parts = [range(a, min(a + chunk, args.matches))
                      for a in range(0, args.matches, chunk)]
             rows = [r for part in Parallel(n_jobs=args.jobs)(
-                delayed(_play)(overrides, seats, length, p) for p in parts) for r in part]
+                delayed(_play)(overrides, seats, length, p, args.root_seed) for p in parts)
+                for r in part]
             mix = Counter(v for v, _w, _t in rows)
             ends: dict[str, list[int]] = {}
             for v, _w, t in rows:

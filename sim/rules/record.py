@@ -88,6 +88,7 @@ NOT_IN_RECORD = {
     "match.dominance_scale_pct": "compile_record scales dominance_to_win by it (D6)",
     "match.seat_cost_scale_pct": "compile_record scales the cost fields by it too",
     "match.seat_dominance_scale_pct": "compile_record scales dominance_to_win by it too",
+    "match.radius_scale_pct": "Tables.board_radius scales the record's radius by it (D6)",
     "territory.max_ring_tiles": "validation only: bounds grown_ring_radius (T15)",
 }
 
@@ -368,12 +369,15 @@ def scaled_cost(value: Any, pct: int) -> Any:
 
 
 def compile_record(model: TablesModel, cost_scale_pct: int = 100,
-                   dominance_scale_pct: int = 100) -> TableArrays:
+                   dominance_scale_pct: int = 100, radius: int | None = None) -> TableArrays:
     """The record of validated tables: one field per entry of FIELDS, flags uint8,
     every other number int64; the SPEED_SCALED costs multiplied by cost_scale_pct %
     and the dominance counter to win (V18) by dominance_scale_pct % (a length preset's
-    game speed, D6, and the seat count's adjustment: Tables.arrays)."""
+    game speed, D6, and the seat count's adjustment: Tables.arrays); `radius` (when
+    given) the board's in place of map.radius (the preset's board, D6)."""
     values = [(f, f.build(model)) for f in FIELDS]
+    if radius is not None:
+        values = [(f, radius if f.name == "radius" else v) for f, v in values]
     if cost_scale_pct != 100:
         values = [(f, scaled_cost(v, cost_scale_pct) if f.name in SPEED_SCALED else v)
                   for f, v in values]

@@ -50,6 +50,9 @@ class MatchT(_Model):
     cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]]
     # D6 too: the dominance counter to win (V18) of each preset, in % of the tables' own
     dominance_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    # D6 too: the board radius of each preset, in % of map.radius (a preset not listed:
+    # 100), so a short match is a whole game on a board it can cross in its turns
+    radius_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
     # the seat-count adjustment: the same two scales per seat count ("2" … "6"), applied
     # on top of the preset's (a missing seat count: 100)
     seat_cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim.rules.codes import MAX_SEATS, TERRAINS
-from sim.rules.record import TableArrays, compile_record, item_names
+from sim.rules.record import TableArrays, compile_record, item_names, scaled_cost
 from sim.rules.schema import TablesModel
 from sim.rules.tomlpos import key_lines, line_of, utf8_problem
 
@@ -98,16 +98,26 @@ class Tables:
                      * m.seat_dominance_scale_pct.get(key, 100) + 50) // 100
         return cost, dominance
 
+    def board_radius(self, preset: str | None = None) -> int:
+        """The board radius of a match of `preset` (default: the tables' own): map.radius
+        × match.radius_scale_pct of the preset (D6, 100 when not listed), rounded half
+        up."""
+        m = self.model
+        return scaled_cost(m.map.radius, m.match.radius_scale_pct.get(preset or m.match.length,
+                                                                       100))
+
     def arrays(self, length: str | None = None, seats: int | None = None) -> TableArrays:
         """The compiled record kernels receive, its costs and dominance counter at the
         game speed of the length preset `length` and the seat count `seats` (defaults:
-        the tables' own; D6, `scales_pct`). Built once per Tables, preset and seat
-        count; see sim.rules.record."""
+        the tables' own; D6, `scales_pct`) and its board radius at that preset's
+        (`board_radius`). Built once per Tables, preset and seat count; see
+        sim.rules.record."""
         preset = length or self.model.match.length
         seats = seats or self.model.match.seats
         cache = self.__dict__.setdefault("_arrays", {})
         if (preset, seats) not in cache:
-            cache[preset, seats] = compile_record(self.model, *self.scales_pct(preset, seats))
+            cache[preset, seats] = compile_record(self.model, *self.scales_pct(preset, seats),
+                                                  radius=self.board_radius(preset))
         return cache[preset, seats]
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>") -> Tables:
@@ -244,10 +254,11 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     if set(m.match.cost_scale_pct) != set(m.match.lengths):
         out.append((("match", "cost_scale_pct"), "needs one value per length preset "
                     f"{sorted(m.match.lengths)}, got {sorted(m.match.cost_scale_pct)}"))
-    extra = set(m.match.dominance_scale_pct) - set(m.match.lengths)
-    if extra:
-        out.append((("match", "dominance_scale_pct"), f"unknown length preset "
-                    f"{sorted(extra)[0]!r}; presets are {sorted(m.match.lengths)}"))
+    for name in ("dominance_scale_pct", "radius_scale_pct"):
+        extra = set(getattr(m.match, name)) - set(m.match.lengths)
+        if extra:
+            out.append((("match", name), f"unknown length preset "
+                        f"{sorted(extra)[0]!r}; presets are {sorted(m.match.lengths)}"))
     for name in ("seat_cost_scale_pct", "seat_dominance_scale_pct"):
         extra = set(getattr(m.match, name)) - {str(n) for n in range(2, MAX_SEATS + 1)}
         if extra:
@@ -298,6 +309,13 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
                     f"unknown tech {m.science.observatory_tech!r}"))
     if m.map.start_edge_margin * 2 >= m.map.radius:
         out.append((("map", "start_edge_margin"), "leaves no room for start tiles on this radius"))
+    for preset, pct in m.match.radius_scale_pct.items():
+        radius = scaled_cost(m.map.radius, pct)
+        if radius < 3 or m.map.start_edge_margin * 2 >= radius:
+            out.append((("match", "radius_scale_pct", preset),
+                        f"makes the {preset} board radius {radius}: "
+                        + ("below 3" if radius < 3 else "no room for start tiles inside "
+                           f"map.start_edge_margin = {m.map.start_edge_margin}")))
     t = m.territory
     if t.grown_ring_radius < t.ring_radius:
         out.append((("territory", "grown_ring_radius"), "must be >= ring_radius (T03)"))
@@ -323,6 +341,12 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
         out.append((("map", "node_weights"), "node weights must not all be 0"))
     if not out:
         out += map_room_problems(m, m.match.seats)
+        for preset, pct in m.match.radius_scale_pct.items():
+            radius = scaled_cost(m.map.radius, pct)
+            if radius != m.map.radius:
+                out += [(("match", "radius_scale_pct", preset), f"the {preset} board "
+                         f"(radius {radius}): {reason}")
+                        for _path, reason in map_room_problems(m, m.match.seats, radius)]
     return out
 
 
@@ -331,8 +355,10 @@ def _disc(radius: int) -> int:
     return 3 * radius * (radius + 1) + 1
 
 
-def map_room_problems(m: TablesModel, n_seats: int) -> list[tuple[tuple, str]]:
-    """Can the map hold `n_seats` starts (D1, T07)? (path, reason) for each way it cannot.
+def map_room_problems(m: TablesModel, n_seats: int, radius: int | None = None,
+                      ) -> list[tuple[tuple, str]]:
+    """Can the map (of `radius`, default map.radius) hold `n_seats` starts (D1, T07)?
+    (path, reason) for each way it cannot.
 
     Spacing: starts must lie city_min_distance apart inside the disc that
     start_edge_margin leaves; greedy farthest-point placement on the bare board (all
@@ -342,7 +368,7 @@ def map_room_problems(m: TablesModel, n_seats: int) -> list[tuple[tuple, str]]:
     the drawn map itself as well (an unplayable one is an error row, never a match).
     """
     out: list[tuple[tuple, str]] = []
-    radius = m.map.radius
+    radius = radius or m.map.radius
     inner = radius - m.map.start_edge_margin
     spacing = m.territory.city_min_distance
     tiles = [(q, r) for q in range(-inner, inner + 1) for r in range(-inner, inner + 1)

@@ -278,7 +278,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         except TablesError as exc:
             fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
         seats = spec.seats or tables.model.match.seats
-        for where, reason in map_room_problems(tables.model, seats):
+        for where, reason in map_room_problems(tables.model, seats,
+                                               tables.board_radius(spec.length)):
             # D1: refuse before any match runs, not one error row per match
             fail((*loc, "set") if v.set else ("seats",),
                  f"variant {v.name}: {'.'.join(where)}: {reason}")
