@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 import threading
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -42,40 +43,59 @@ _LOAD = threading.Lock()
 _LIBS: SimpleNamespace | None = None
 
 
-def _lib() -> SimpleNamespace:
+def _lib(without_pyarrow: bool = False) -> SimpleNamespace:
     """scipy.stats and the statsmodels routines wrapped here, imported on first use:
     they take 1.5-2 s to import (scipy.stats, pandas under statsmodels), which the
     report spends on its first Parquet scans instead (preload). One lock around the
-    imports, so a preload thread and a first call never import them at the same time."""
+    imports, so a preload thread and a first call never import them at the same time.
+
+    `without_pyarrow` (the report's preload): pandas, which statsmodels imports, also
+    imports pyarrow when it can (pandas.compat.pyarrow, to know its version), 35 MB of
+    the report's memory for a library nothing in the report calls (polars reads the
+    Parquet itself). When neither pandas nor pyarrow is loaded yet, pandas is then
+    imported with pyarrow held out of reach, so it takes pyarrow as absent: the
+    statistics do not change (statsmodels computes with numpy), and pyarrow stays
+    importable afterwards. A process that already holds either is left as it is."""
     global _LIBS
     if _LIBS is None:
         with _LOAD:
             if _LIBS is None:
-                from scipy import stats as sps
-                from statsmodels.regression.linear_model import OLS
-                from statsmodels.stats.contingency_tables import SquareTable, mcnemar
-                from statsmodels.stats.multitest import multipletests
-                from statsmodels.stats.proportion import (
-                    multinomial_proportions_confint,
-                    proportion_confint,
-                )
-                from statsmodels.stats.weightstats import DescrStatsW
-
-                _LIBS = SimpleNamespace(
-                    sps=sps, OLS=OLS, SquareTable=SquareTable, mcnemar=mcnemar,
-                    multipletests=multipletests,
-                    multinomial_proportions_confint=multinomial_proportions_confint,
-                    proportion_confint=proportion_confint, DescrStatsW=DescrStatsW)
+                hold_out = without_pyarrow and not {"pandas", "pyarrow"} & set(sys.modules)
+                if hold_out:
+                    sys.modules["pyarrow"] = None  # `import pyarrow` raises ImportError
+                try:
+                    _LIBS = _import_libs()
+                finally:
+                    if hold_out and sys.modules.get("pyarrow", ...) is None:
+                        del sys.modules["pyarrow"]
     return _LIBS
 
 
-def preload() -> threading.Thread:
-    """Import the libraries (_lib) in a thread of their own, started here, and return
-    it. The imports hold the interpreter lock, but polars releases it while it
-    scans, so a caller that scans first gets them on the other core. Not a daemon
-    thread: an interpreter that exits early waits for the imports instead of
-    stopping them halfway."""
-    thread = threading.Thread(target=_lib, name="stats-preload")
+def _import_libs() -> SimpleNamespace:
+    from scipy import stats as sps
+    from statsmodels.regression.linear_model import OLS
+    from statsmodels.stats.contingency_tables import SquareTable, mcnemar
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import (
+        multinomial_proportions_confint,
+        proportion_confint,
+    )
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    return SimpleNamespace(
+        sps=sps, OLS=OLS, SquareTable=SquareTable, mcnemar=mcnemar,
+        multipletests=multipletests,
+        multinomial_proportions_confint=multinomial_proportions_confint,
+        proportion_confint=proportion_confint, DescrStatsW=DescrStatsW)
+
+
+def preload(without_pyarrow: bool = False) -> threading.Thread:
+    """Import the libraries (_lib, `without_pyarrow` as there) in a thread of their
+    own, started here, and return it. The imports hold the interpreter lock, but
+    polars releases it while it scans, so a caller that scans first gets them on the
+    other core. Not a daemon thread: an interpreter that exits early waits for the
+    imports instead of stopping them halfway."""
+    thread = threading.Thread(target=_lib, args=(without_pyarrow,), name="stats-preload")
     thread.start()
     return thread
 
