@@ -1,12 +1,15 @@
 """The self-contained HTML report of a run folder: summary per variant, changed-vs-
 baseline flags with corrected significance, charts, provenance. Works offline:
-charts are rendered to inline SVG with vl-convert, nothing is fetched."""
+charts are rendered to inline SVG with vl-convert (on the other core:
+sim.report.svg_renderer), nothing is fetched."""
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import Run, RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
+from sim.report.svg_renderer import SvgRenderer
 from sim.rules.glossary import RULE_TITLES, mentioned_rules
 
 CSS = """
@@ -43,6 +47,18 @@ def _svg(chart) -> str:
     # the charts are ours and tested: validating each spec against Vega-Lite's JSON
     # schema again cost a third of the rendering
     return vlc.vegalite_to_svg(chart.to_dict(validate=False))
+
+
+class _Later:
+    """sim.analysis.charts with each call put off: `later.victory_mix(freq)` is that
+    call, its arguments (already aggregated frames) bound now, to be made later."""
+
+    def __getattr__(self, name: str) -> Callable[..., Callable[[], Any]]:
+        chart = getattr(charts, name)
+        return lambda *args, **kwargs: functools.partial(chart, *args, **kwargs)
+
+
+later = _Later()
 
 
 def _chart_slot(i: int) -> str:
@@ -169,13 +185,21 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
     regression gate against the run `against` comes first; with `history`
     (sim.analysis.history) the baseline's victory mix night by night follows it."""
+    with SvgRenderer() as renderer:
+        return _build_report(run_dir, renderer, baseline, gate, against, history)
+
+
+def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | None,
+                  gate: pl.DataFrame | None, against: str | Path | None,
+                  history: pl.DataFrame | None) -> str:
     # the small tables whole, events and turns as scans: the metrics below read the
     # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
     # content aggregates stream through the scans (a 12,000-match run's events and
     # turns tables hold some 18 million rows)
     # scipy and statsmodels load on the other core while the scans below read Parquet
     # (the first interval waits for them)
-    stats.preload()
+    # (without pyarrow: 35 MB that nothing in the report calls; stats._lib)
+    stats.preload(without_pyarrow=True)
     run = scan_run(run_dir)
     prov = run.provenance
     baseline = baseline or run.baseline
@@ -187,6 +211,10 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     # the event rows below (the report's peak memory)
     usage = metrics.content_usage(run.matches, run.events, prov, usage=run.usage)
     events = event_rows(run.events, metrics.EVENT_KINDS)
+    # the chart renderer's child starts its engine (0.7-0.9 s) on the other core while
+    # this process computes the tables; not before the two widest passes above, so its
+    # 80 MB never sit on top of their buffers
+    renderer.start()
     errors = metrics.error_rates(run.matches, run.errors)
     freq = metrics.victory_frequencies(run.matches, errors=run.errors)
     tests = mix = None
@@ -212,13 +240,15 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     def section(title: str, body: str) -> None:
         sections.append(f"<h2>{html.escape(title)}</h2>{body}")
 
-    # charts are drawn once every table is computed: the renderer's JavaScript engine
-    # takes some 100 MB, which then never sits on top of a scan's buffers
-    charts_drawn: list = []
+    # each chart is a call put off (`later`) until every table is computed: then this
+    # process builds the charts while the renderer's child, started at the first one,
+    # draws them on the other core. The child's JavaScript engine (some 130 MB) thus
+    # never sits on top of a scan's buffers
+    planned: list[tuple[Callable[[], Any], str]] = []
 
-    def figure(chart, caption: str) -> str:
-        charts_drawn.append(chart)
-        return f"<figure class='chart'>{_chart_slot(len(charts_drawn) - 1)}" \
+    def figure(make_chart: Callable[[], Any], caption: str) -> str:
+        planned.append((make_chart, caption))
+        return f"<figure class='chart'>{_chart_slot(len(planned) - 1)}" \
                f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
     if gate is not None:
@@ -238,7 +268,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                         "hi": "pct", "margin": "pct"}, highlight="failed"))
     if history is not None and history.filter(pl.col("variant") == baseline).height:
         nights = history.filter(pl.col("variant") == baseline).get_column("run_id").n_unique()
-        section("History", figure(charts.history_trend(history, baseline),
+        section("History", figure(later.history_trend(history, baseline),
                                   f"The baseline ({baseline}) over the {nights} runs of the "
                                   "history index, 95% Wilson intervals."))
     if len(variants) > 1:
@@ -272,7 +302,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                 "cluster-robust paired t-tests for continuous metrics (seats clustered by "
                 "match); p-values Holm-corrected across all metrics × variants; "
                 "highlighted rows changed at α = 0.05.</p>" + limited +
-                figure(charts.paired_differences(tests), "Variant minus baseline with 95% "
+                figure(later.paired_differences(tests), "Variant minus baseline with 95% "
                        "paired intervals, one panel per unit (each its own axis): victory "
                        "and gold shares in percentage points, end turn in turns, capital "
                        "falls per match."))
@@ -283,7 +313,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                 "(Stuart–Maxwell, Holm-corrected across variants); victory_changed and "
                 "winner_changed count the paired matches whose victory type or winning "
                 "seat differs from the baseline's.</p>")
-    section("Victory types", figure(charts.victory_mix(freq), "Share of matches by victory "
+    section("Victory types", figure(later.victory_mix(freq), "Share of matches by victory "
                                     "type, 95% Wilson intervals (simultaneous Goodman "
                                     "intervals in the table below).") +
             _table(freq, {"share": "pct", "lo": "pct", "hi": "pct", "lo_simultaneous": "pct",
@@ -298,7 +328,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
         bands = ", ".join(f"{v} {lo:.0%}–{hi:.0%}" for v, (lo, hi) in
                           metrics.DEFAULT_BANDS.items())
         section(f"Dose-response: {key}",
-                figure(charts.dose_response(points, key), "Victory shares at each value of "
+                figure(later.dose_response(points, key), "Victory shares at each value of "
                        "the key (the variants that override it alone, and the baseline), "
                        "95% Wilson intervals.") +
                 "<h3>Cliffs: the steepest step of each curve</h3>" +
@@ -307,16 +337,16 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                 f"Newcombe's interval); slope: change in share per unit of the key. Every "
                 f"victory type within its band ({html.escape(bands)}) at: "
                 f"<b>{html.escape(values)}</b>.</p>")
-    section("End turns", figure(charts.end_turns(metrics.end_turn_distribution(run.matches)),
+    section("End turns", figure(later.end_turns(metrics.end_turn_distribution(run.matches)),
                                 "p10–p90 whiskers, p25–p75 bars, median ticks."))
-    section("Gold term", figure(charts.gold_share(gold), "Share of the gold term in the "
+    section("Gold term", figure(later.gold_share(gold), "Share of the gold term in the "
                                 "final score (T13): winners, and seats standing at the end; "
                                 "95% intervals clustered by match.") +
             _table(gold, {"mean": "pct", "lo": "pct", "hi": "pct"}) +
-            figure(charts.gold_share_over_turns(metrics.gold_share_over_turns(run.turns,
+            figure(later.gold_share_over_turns(metrics.gold_share_over_turns(run.turns,
                                                                               run.seats)),
                    "Mean share per turn over the seats standing at that turn.") +
-            figure(charts.score_decomposition(metrics.score_decomposition(run.seats)),
+            figure(later.score_decomposition(metrics.score_decomposition(run.seats)),
                    "Mean points per score term, winners and standing seats."))
     falls = metrics.capital_falls_per_match(events, run.matches)
     cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(events)),
@@ -327,16 +357,16 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
                       ("Revolting cities taken by a third seat or retaken by their former "
                        "owner (V11)", metrics.revolting_taken_by_third(events))]
     section("Capital-fall cascades",
-            figure(charts.capital_falls(falls), "Capital falls per match, 95% intervals.") +
-            figure(charts.cascade_depth(metrics.cascade_depth(events, run.seats)),
+            figure(later.capital_falls(falls), "Capital falls per match, 95% intervals.") +
+            figure(later.cascade_depth(metrics.cascade_depth(events, run.seats)),
                    "Deepest cascade of each seat in each match: falls of the capital the "
                    f"previous fall named, at most {metrics.CASCADE_WITHIN} turns apart "
                    "(0: its capital never fell).") +
             "".join(f"<h3>{html.escape(t)}</h3>{_table(f)}" for t, f in cascade_tables))
     section("Seats and personalities",
-            figure(charts.win_rates(metrics.win_rate_by_seat(run.seats), "seat"),
+            figure(later.win_rates(metrics.win_rate_by_seat(run.seats), "seat"),
                    "Win rate by seat position (seating rotates with the match index).") +
-            figure(charts.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
+            figure(later.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
                    "Win rate by AI personality."))
     n_dead = usage.filter(pl.col("dead")).select("category", "item").unique().height
     section("Content usage",
@@ -363,10 +393,12 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                     settings))
     section("Provenance", _provenance(prov))
-    del events, flags, usage  # every table is written: hand their memory back before drawing
+    del events, flags, usage  # every table is written: hand their memory back
     body = "".join(sections)
-    for i, chart in enumerate(charts_drawn):
-        body = body.replace(_chart_slot(i), _svg(chart), 1)
+    for make_chart, caption in planned:
+        renderer.submit(make_chart(), caption)
+    for i, drawn in enumerate(renderer.results()):
+        body = body.replace(_chart_slot(i), drawn, 1)
     named = mentioned_rules(body)
     if named:
         body += f"<h2>Rules named in this report</h2>{_glossary(named)}"
@@ -421,7 +453,7 @@ def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figur
                          "n_pairs", "verdict").with_columns(
         (pl.col("verdict") == "costs").alias("costs"))
     pct = {c: "pct" for c in ("baseline_value", "variant_value", "difference", "lo", "hi")}
-    return (figure(charts.strategy_worth(worth), "The restricted seat's win rate minus the "
+    return (figure(later.strategy_worth(worth), "The restricted seat's win rate minus the "
                    "same seat index's in the baseline, on the same matches; 95% paired "
                    "intervals.") + flagged +
             _table(table, {**pct, "p_value": "p", "p_holm": "p"}, highlight="costs") +
@@ -447,7 +479,7 @@ def _skill_robustness(effects: pl.DataFrame, figure) -> str:
     return (f"<p>{fragile} of {wide.height} conclusions change with the AI's skill.</p>" +
             _table(wide.with_columns((pl.col("flag") != "robust").alias("fragile")),
                    {c: "pct" for c in cols}, highlight="fragile") +
-            figure(charts.skill_sides(effects), "Each change minus the baseline's tables "
+            figure(later.skill_sides(effects), "Each change minus the baseline's tables "
                    "at the same skill, on the same matches; 95% paired intervals.") +
             "<p class='muted'>The variants differ only in every seat's skill "
             "(<code>seat_ai</code>); each skill is its own Holm family. sign flips: "
