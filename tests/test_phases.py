@@ -36,3 +36,20 @@ def test_bench_phases_splits_the_time_of_every_phase():
     total = sum(cell["ms"] for cell in out["phases"].values()) + out["python_ms"]
     assert total == pytest.approx(out["timed_ms_per_match"], rel=0.02, abs=0.01)
     assert out["phases"]["ai_unit_orders"]["ms"] > 0
+
+
+def test_bench_scaling_plays_every_setting_on_its_own_board():
+    """Every case of `sim bench scaling` plays (a radius case once refused: the tables
+    check found no room on the short preset's board scaled from radius 6), each on
+    the board its setting names."""
+    from sim.rules.tables import load_tables
+    from sim.runner.bench import bench_scaling
+
+    out = bench_scaling(1, seed=3)
+    cases = out["cases"]
+    assert [cases[f"radius {r}"]["tiles"] for r in (6, 9, 12, 15)] == [
+        3 * r * (r + 1) + 1 for r in (6, 9, 12, 15)]
+    short = load_tables().board_radius("short")
+    assert cases["length short"]["tiles"] == 3 * short * (short + 1) + 1
+    assert all(c["matches_per_s"] > 0 and c["mean_turns"] > 0 for c in cases.values())
+    assert out["radius_cost_vs_tiles"] > 0
