@@ -171,6 +171,13 @@ def _match_options(tables, seed: int, match: int, seats: int | None, length: str
         _fail(f"--seats {seats}: a match has 2 to 6 seats")
     if length is not None and length not in tables.model.match.lengths:
         _fail(f"--length {length}: choose one of {', '.join(tables.model.match.lengths)}")
+    from sim.rules.tables import board_problems
+
+    # another length's or seat count's board is checked where it is asked for (D1, D6)
+    problems = board_problems(tables.model, seats or tables.model.match.seats,
+                              length or tables.model.match.length)
+    if problems:
+        _fail([f"{tables.source}: {'.'.join(path)}: {reason}" for path, reason in problems])
     if not (0 <= seed < 2**63 and 0 <= match < 2**63):
         _fail("--seed and --match must be between 0 and 2**63 - 1")
     names = personalities.split(",") if personalities else None

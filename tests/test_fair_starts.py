@@ -73,10 +73,8 @@ def test_d1_the_same_starts_are_dealt_to_the_seats_by_the_map_stream():
 def test_d1_a_map_with_no_room_for_the_starts_is_an_error_never_a_match():
     """Tables validated for 2 seats, played at 6 on a board whose start disc (radius 5
     less a margin of 2: 37 tiles) cannot hold 6 tiles 4 steps apart: the match raises
-    MapError with one clear line instead of playing a broken map. (The short preset's
-    board is kept at full size: scaled to radius 4 it would be refused first.)"""
-    small = TABLES.with_overrides({"map.radius": 5, "match.seats": 2,
-                                   "match.radius_scale_pct.short": 100})
+    MapError with one clear line instead of playing a broken map."""
+    small = TABLES.with_overrides({"map.radius": 5, "match.seats": 2})
     assert play_match(small, seed=1, n_seats=2)[0].finished[0]
     with pytest.raises(MapError, match="no room for 6 starts 4 steps apart"):
         play_match(small, seed=1, n_seats=6)
@@ -88,9 +86,6 @@ def test_d1_tables_check_refuses_a_map_that_cannot_hold_the_starts():
     with pytest.raises(TablesError, match=r"map\.terrain_weights: too little passable land"):
         TABLES.with_overrides({"map.terrain_weights.water": 1_000_000})
     with pytest.raises(TablesError, match=r"map\.radius: no room for 4 starts"):
-        TABLES.with_overrides({"map.radius": 5, "match.radius_scale_pct.short": 100})
-    with pytest.raises(TablesError, match=r"match\.radius_scale_pct\.short: makes the short "
-                       r"board radius 4: no room for start tiles"):
         TABLES.with_overrides({"map.radius": 5})
 
 

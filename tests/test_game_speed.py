@@ -64,8 +64,59 @@ def test_d6_the_short_board_is_smaller_than_the_standard_one():
     (56, r"match\.radius_scale_pct\.short: the short board \(radius 5\): no room for 4 starts"),
 ])
 def test_a_board_radius_scale_that_leaves_no_room_is_refused(pct, message):
+    """Tables whose own length is short are refused at load."""
     with pytest.raises(TablesError, match=message):
-        load_tables(overrides={"match.radius_scale_pct.short": pct})
+        load_tables(overrides={"match.length": "short", "match.radius_scale_pct.short": pct})
+
+
+@pytest.mark.parametrize("pct", [20, 30])
+def test_another_presets_board_is_checked_where_a_match_of_it_is_asked_for(pct):
+    """Standard tables with a short board too small to be one load (a designer who
+    shrinks map.radius for standard matches is not refused over a short board never
+    played); the short record, which every short match is played from, is refused,
+    naming the key."""
+    tables = load_tables(overrides={"match.radius_scale_pct.short": pct})
+    assert tables.arrays().radius == tables.model.map.radius
+    with pytest.raises(TablesError, match=r"match\.radius_scale_pct\.short: makes the short "
+                       r"board radius \d: "):
+        tables.arrays("short")
+
+
+def test_a_smaller_map_radius_is_not_refused_over_the_short_board(tmp_path):
+    """map.radius 7 (as the sensitivity's -20 % side plays it) makes the short board
+    radius 5, no room for 4 starts: standard tables load and play; a short
+    experiment at 4 seats is refused by the key that sized its board."""
+    from sim.engine.match import play_match
+    from sim.runner.experiments import ExperimentError, load_experiment
+
+    tables = load_tables(overrides={"map.radius": 7})
+    assert tables.board_radius() == 7 and tables.board_radius("short") == 5
+    _st, board, _log = play_match(tables, 5, 0)
+    assert board.radius == 7
+    path = tmp_path / "small.toml"
+    path.write_text('name = "small"\nroot_seed = 1\nmatches = 2\nseats = 4\n'
+                    'length = "short"\n[[variants]]\nname = "r7"\n'
+                    'set = { "map.radius" = 7 }\n')
+    with pytest.raises(ExperimentError, match=r"variant r7: match\.radius_scale_pct\.short: "
+                       r"the short board \(radius 5\): no room for 4 starts"):
+        load_experiment(path)
+
+
+def test_sim_match_refuses_a_length_whose_board_cannot_hold_the_seats():
+    """`sim match --length short` on tables whose short board cannot hold 4 starts:
+    exit 2 with the key and the reason, no traceback."""
+    import subprocess
+    import sys
+
+    from sim.rules.tables import REPO_ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "match", "--length", "short",
+                           "--set", "map.radius=7"], capture_output=True, text=True,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(r"match\.radius_scale_pct\.short: the short board \(radius 5\): no "
+                     r"room for 4 starts", proc.stderr), proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_an_experiment_refuses_seats_its_presets_board_cannot_hold(tmp_path):
@@ -77,8 +128,9 @@ def test_an_experiment_refuses_seats_its_presets_board_cannot_hold(tmp_path):
     path = tmp_path / "six.toml"
     path.write_text('name = "six"\nroot_seed = 1\nmatches = 2\nseats = 6\nlength = "short"\n'
                     '[[variants]]\nname = "small"\nset = { "match.radius_scale_pct.short" = 67 }\n')
-    with pytest.raises(ExperimentError, match=r"variant small: map\.terrain_weights: too "
-                       r"little passable land: .* 6 seats need"):
+    with pytest.raises(ExperimentError, match=r"variant small: match\.radius_scale_pct\.short: "
+                       r"the short board \(radius 6\): too little passable land: .* 6 seats "
+                       r"need"):
         load_experiment(path)
 
 

@@ -39,8 +39,8 @@ def test_bench_phases_splits_the_time_of_every_phase():
 
 
 def test_bench_scaling_plays_every_setting_on_its_own_board():
-    """Every case of `sim bench scaling` plays (a radius case once refused: the tables
-    check found no room on the short preset's board scaled from radius 6), each on
+    """Every case of `sim bench scaling` plays (its radius-6 case was once refused: the
+    tables check found no room on the short board that radius 6 scales to), each on
     the board its setting names."""
     from sim.rules.tables import load_tables
     from sim.runner.bench import bench_scaling

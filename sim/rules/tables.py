@@ -29,7 +29,8 @@ from sim.rules.schema import TablesModel
 from sim.rules.tomlpos import key_lines, line_of, utf8_problem
 
 __all__ = ["DEFAULT_TABLES", "REPO_ROOT", "TableArrays", "Tables", "TablesError", "TablesModel",
-           "apply_overrides", "load_tables", "parse_overrides", "tables_hash"]
+           "apply_overrides", "board_problems", "board_shape_problems", "load_tables",
+           "map_room_problems", "parse_overrides", "tables_hash"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TABLES = REPO_ROOT / "tables" / "default.toml"
@@ -116,6 +117,10 @@ class Tables:
         seats = seats or self.model.match.seats
         cache = self.__dict__.setdefault("_arrays", {})
         if (preset, seats) not in cache:
+            shape = board_shape_problems(self.model, preset)
+            if shape:  # another preset than the tables' own: not checked at load
+                raise TablesError([f"{self.source}: {'.'.join(path)}: {reason}"
+                                   for path, reason in shape])
             cache[preset, seats] = compile_record(self.model, *self.scales_pct(preset, seats),
                                                   radius=self.board_radius(preset))
         return cache[preset, seats]
@@ -309,13 +314,10 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
                     f"unknown tech {m.science.observatory_tech!r}"))
     if m.map.start_edge_margin * 2 >= m.map.radius:
         out.append((("map", "start_edge_margin"), "leaves no room for start tiles on this radius"))
-    for preset, pct in m.match.radius_scale_pct.items():
-        radius = scaled_cost(m.map.radius, pct)
-        if radius < 3 or m.map.start_edge_margin * 2 >= radius:
-            out.append((("match", "radius_scale_pct", preset),
-                        f"makes the {preset} board radius {radius}: "
-                        + ("below 3" if radius < 3 else "no room for start tiles inside "
-                           f"map.start_edge_margin = {m.map.start_edge_margin}")))
+    # the tables' own preset's board here; another preset's where a match of it is asked
+    # for (an experiment, `sim match --length`, Tables.arrays): a designer who shrinks
+    # map.radius for standard matches is not refused over a short board never played
+    out += board_shape_problems(m, m.match.length)
     t = m.territory
     if t.grown_ring_radius < t.ring_radius:
         out.append((("territory", "grown_ring_radius"), "must be >= ring_radius (T03)"))
@@ -340,14 +342,38 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
     if sum(m.map.node_weights.model_dump().values()) == 0 and m.map.node_share_pct > 0:
         out.append((("map", "node_weights"), "node weights must not all be 0"))
     if not out:
-        out += map_room_problems(m, m.match.seats)
-        for preset, pct in m.match.radius_scale_pct.items():
-            radius = scaled_cost(m.map.radius, pct)
-            if radius != m.map.radius:
-                out += [(("match", "radius_scale_pct", preset), f"the {preset} board "
-                         f"(radius {radius}): {reason}")
-                        for _path, reason in map_room_problems(m, m.match.seats, radius)]
+        out += board_problems(m, m.match.seats, m.match.length)
     return out
+
+
+def board_shape_problems(m: TablesModel, preset: str) -> list[tuple[tuple, str]]:
+    """Is the board of a `preset` match (map.radius × match.radius_scale_pct, D6) a
+    board at all: radius 3 or more, with start tiles inside map.start_edge_margin?
+    (path, reason) for each way it is not; none when the preset plays on map.radius
+    (the map's own check covers it)."""
+    pct = m.match.radius_scale_pct.get(preset, 100)
+    radius = scaled_cost(m.map.radius, pct)
+    if radius == m.map.radius or (radius >= 3 and m.map.start_edge_margin * 2 < radius):
+        return []
+    return [(("match", "radius_scale_pct", preset),
+             f"makes the {preset} board radius {radius}: "
+             + ("below 3" if radius < 3 else "no room for start tiles inside "
+                f"map.start_edge_margin = {m.map.start_edge_margin}"))]
+
+
+def board_problems(m: TablesModel, n_seats: int, preset: str) -> list[tuple[tuple, str]]:
+    """Can a match of `preset` at `n_seats` be played on its board (D1, D6, T07)?
+    board_shape_problems, then map_room_problems on the preset's radius; a scaled
+    board's problems name match.radius_scale_pct.<preset>, the key that sized it."""
+    shape = board_shape_problems(m, preset)
+    if shape:
+        return shape
+    radius = scaled_cost(m.map.radius, m.match.radius_scale_pct.get(preset, 100))
+    room = map_room_problems(m, n_seats, radius)
+    if radius == m.map.radius:
+        return room
+    return [(("match", "radius_scale_pct", preset),
+             f"the {preset} board (radius {radius}): {reason}") for _path, reason in room]
 
 
 def _disc(radius: int) -> int:

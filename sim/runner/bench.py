@@ -273,10 +273,7 @@ def bench_scaling(n_matches: int = 100, seed: int = 20260101) -> dict:
     from sim.engine.match import play_match
 
     base = load_tables()
-    # the radius cases set the board of every preset (the tables check every preset's
-    # board: the short one, scaled from radius 6, would hold no 4 starts)
-    every_board = {f"match.radius_scale_pct.{k}": 100 for k in base.model.match.lengths}
-    cases = [(f"radius {r}", {"map.radius": r, **every_board}, {}) for r in (6, 9, 12, 15)]
+    cases = [(f"radius {r}", {"map.radius": r}, {}) for r in (6, 9, 12, 15)]
     cases += [(f"seats {n}", {}, {"n_seats": n}) for n in (2, 4, 6)]
     cases += [(f"length {k}", {}, {"length": k}) for k in ("short", "standard", "long")]
     cases += [("skill 1 (seat 0)", {}, {"seat_ai": [{"skill": 1}]})]

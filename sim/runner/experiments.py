@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
-from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables, map_room_problems
+from sim.rules.tables import REPO_ROOT, Tables, TablesError, board_problems, load_tables
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -278,8 +278,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         except TablesError as exc:
             fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
         seats = spec.seats or tables.model.match.seats
-        for where, reason in map_room_problems(tables.model, seats,
-                                               tables.board_radius(spec.length)):
+        for where, reason in board_problems(tables.model, seats,
+                                            spec.length or tables.model.match.length):
             # D1: refuse before any match runs, not one error row per match
             fail((*loc, "set") if v.set else ("seats",),
                  f"variant {v.name}: {'.'.join(where)}: {reason}")
