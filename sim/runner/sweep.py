@@ -425,7 +425,7 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
         failed = {k: m for k, m in check.done.items() if m["parts"]["errors"]["rows"]}
         if failed:
             say(f"{out}: retrying {sum(m['parts']['errors']['rows'] for m in failed.values())} "
-                f"failed matches in {len(failed)} chunks")
+                f"failed matches in {len(failed)} chunk{'s' if len(failed) != 1 else ''}")
         for variant, chunk in failed:  # pending now: an interrupted retry is redone again
             marker_path(out, variant, chunk).unlink()
         redo |= set(failed)
