@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import njit, unowned
 from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.lookahead import look_ahead
 from sim.kernels.rules.common import scores
@@ -31,10 +31,10 @@ from sim.rules.codes import (
     N_SCORE_TERMS,
     TURN_FIELDS,
 )
+from sim.world.board import Board
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
-    from sim.world.board import Board
     from sim.world.state import State
 
 
@@ -120,9 +120,19 @@ def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map
     (states[0], tables[0], by reference: the state is played in place). Called from
     Python, numba unboxes a record array in about a microsecond but a record scalar
     of this size in tens of microseconds, every match. state_bytes is `states` as
-    uint8 (the lookahead copies the state through it)."""
-    return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
-                     state_bytes, scratch_bytes, uncopied)
+    uint8 (the lookahead copies the state through it). The arrays are handed on
+    without their owner records (sim.jit.unowned): the caller holds them until the
+    match returns, so no kernel below counts references to them."""
+    return run_match(states[0], tables[0], unowned_board(board), unowned(rng_map), n_seats,
+                     unowned(path), unowned(turn_log), unowned(scratch), unowned(state_bytes),
+                     unowned(scratch_bytes), unowned(uncopied))
+
+
+@njit(inline="always")
+def unowned_board(board: Board) -> Board:
+    """The same board, each array without its owner record (sim.jit.unowned)."""
+    return Board(board.radius, unowned(board.q), unowned(board.r), unowned(board.index_of),
+                 unowned(board.neighbours), unowned(board.distance), unowned(board.disc))
 
 
 @njit
