@@ -5,7 +5,10 @@ on positions of played matches:
   path search: path_length finds every legal single step at 1;
 - founding sites (sim.kernels.ai.sites.best_site, T07) mark the tiles too close to a
   city from each city's disc: the best site is the one a plain scan of every tile
-  against every city picks.
+  against every city picks;
+- a match hands its board and buffers on without owner records (sim.jit.unowned): the
+  view reads and writes the array itself. That the fast path so plays the same match
+  as `iter_turns`, which hands them on owned, is tests/test_match.py's.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from collections import deque
 import numpy as np
 
 from sim.engine.match import iter_turns, new_path_table
+from sim.jit import njit, unowned
 from sim.kernels.ai.sites import best_site, crowded_tiles
+from sim.kernels.loop import unowned_board
 from sim.kernels.rules.commands import path_length
 from sim.kernels.rules.common import regions
 from sim.rules.codes import DISC_SIZES
@@ -108,3 +113,44 @@ def test_t07_best_site_equals_the_plain_scan():
             assert (int(got[0]), int(got[1])) == _plain_best_site(st, board, f, tile_city)
             checked += 1
     assert checked > 100
+
+
+@njit
+def _summary(a, out, k):
+    out[k, 0] = a.shape[0]
+    out[k, 1] = a.sum()
+    out[k, 2] = (a * np.arange(a.shape[0])).sum()
+
+
+@njit
+def _through_unowned(board, path):
+    """Every array of the board and the path table through unowned views: each view's
+    size and two checksums of its values; a write through the path view."""
+    b = unowned_board(board)
+    p = unowned(path)
+    p[1, 2] = 7
+    out = np.zeros((7, 3), dtype=np.int64)
+    _summary(b.q, out, 0)
+    _summary(b.r, out, 1)
+    _summary(b.index_of.ravel(), out, 2)
+    _summary(b.neighbours.ravel(), out, 3)
+    _summary(b.distance.ravel(), out, 4)
+    _summary(b.disc.ravel(), out, 5)
+    _summary(p.ravel(), out, 6)
+    return b.radius, out
+
+
+def test_unowned_views_are_the_arrays_themselves():
+    board = _positions_board()
+    path = new_path_table(board.n_tiles)
+    radius, got = _through_unowned(board, path)
+    assert path[1, 2] == 7   # the write went to the caller's table
+    want = np.array([[a.size, a.sum(), (a.ravel() * np.arange(a.size)).sum()]
+                     for a in (board.q, board.r, board.index_of, board.neighbours,
+                               board.distance, board.disc, path)])
+    assert radius == board.radius
+    np.testing.assert_array_equal(got, want)
+
+
+def _positions_board():
+    return next(_positions(seeds=range(1), every=1))[1]
