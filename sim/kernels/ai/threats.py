@@ -98,7 +98,8 @@ def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, 
     return -1
 
 
-@njit
+@njit(inline='always')  # numba-inlined in unit_orders, its one caller: called for every unit,
+# it would count references to the three per-turn arrays it is handed on every call
 def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
                   seat: np.int64, unit: np.int64, alarm: np.ndarray,
                   answered: np.ndarray, live: np.ndarray, n_seen: np.int64) -> np.int64:
