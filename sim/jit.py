@@ -148,11 +148,11 @@ else:
 
     @njit(inline="always")
     def unowned(array):
-        """The same array (data, shape, strides) with no owner record: passing it to a
-        kernel costs no reference counting. Numba counts the references of an array
-        handed to a kernel that is not inlined, two atomic operations per array and
-        call (NRT_incref and NRT_decref; 20 % of a match's time on the board's arrays
-        and the path table, sampled with perf), and does nothing for an array without
-        an owner, as for the fields of the state record. Only for an array whose
-        owner outlives every use of the view: the arrays a whole match is handed."""
+        """The same array (data, shape, strides) with no owner record. Numba counts the
+        references of an array handed to a kernel that is not inlined, two atomic
+        operations per array and call (NRT_incref and NRT_decref: 20-23 % of a match's
+        perf samples, mostly on the board's arrays and the path table); for an array
+        without an owner, as for the fields of the state record, each is a call that
+        does nothing (a match about 5 % faster, README: benchmarks). Only for an array
+        whose owner outlives every use of the view: the arrays a whole match is handed."""
         return _unowned_view(array)
