@@ -18,9 +18,9 @@ from collections import deque
 import numpy as np
 
 from sim.engine.match import iter_turns, new_path_table
-from sim.jit import njit, unowned
+from sim.jit import njit
 from sim.kernels.ai.sites import best_site, crowded_tiles
-from sim.kernels.loop import unowned_board
+from sim.kernels.loop import unowned_inputs
 from sim.kernels.rules.commands import path_length
 from sim.kernels.rules.common import regions
 from sim.rules.codes import DISC_SIZES
@@ -126,8 +126,9 @@ def _summary(a, out, k):
 def _through_unowned(board, path):
     """Every array of the board and the path table through unowned views: each view's
     size and two checksums of its values; a write through the path view."""
-    b = unowned_board(board)
-    p = unowned(path)
+    b, _rng, p, _log, _scratch, _state, _scratch_bytes, _uncopied = unowned_inputs(
+        board, path[0], path, path, path[0], path[0].view(np.uint8), path[0].view(np.uint8),
+        path[0])
     p[1, 2] = 7
     out = np.zeros((7, 3), dtype=np.int64)
     _summary(b.q, out, 0)

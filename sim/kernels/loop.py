@@ -123,16 +123,23 @@ def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map
     uint8 (the lookahead copies the state through it). The arrays are handed on
     without their owner records (sim.jit.unowned): the caller holds them until the
     match returns, so no kernel below counts references to them."""
-    return run_match(states[0], tables[0], unowned_board(board), unowned(rng_map), n_seats,
-                     unowned(path), unowned(turn_log), unowned(scratch), unowned(state_bytes),
-                     unowned(scratch_bytes), unowned(uncopied))
+    board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes, uncopied = \
+        unowned_inputs(board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes,
+                       uncopied)
+    return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
+                     state_bytes, scratch_bytes, uncopied)
 
 
 @njit(inline="always")
-def unowned_board(board: Board) -> Board:
-    """The same board, each array without its owner record (sim.jit.unowned)."""
-    return Board(board.radius, unowned(board.q), unowned(board.r), unowned(board.index_of),
-                 unowned(board.neighbours), unowned(board.distance), unowned(board.disc))
+def unowned_inputs(board: Board, rng_map: np.ndarray, path: np.ndarray, turn_log: np.ndarray,
+                   scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
+                   uncopied: np.ndarray):
+    """A whole match's arrays (run_match_held's) without their owner records
+    (sim.jit.unowned): the board's, then the others in the order given."""
+    return (Board(board.radius, unowned(board.q), unowned(board.r), unowned(board.index_of),
+                  unowned(board.neighbours), unowned(board.distance), unowned(board.disc)),
+            unowned(rng_map), unowned(path), unowned(turn_log), unowned(scratch),
+            unowned(state_bytes), unowned(scratch_bytes), unowned(uncopied))
 
 
 @njit

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import cycles, njit, unowned
+from sim.jit import cycles, njit
 from sim.kernels.ai.diplomacy import ai_diplomacy
 from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
@@ -34,7 +34,7 @@ from sim.kernels.ai.threats import (
 )
 from sim.kernels.ai.turn import city_threats, plan_of
 from sim.kernels.lookahead import look_ahead
-from sim.kernels.loop import record_turn, unowned_board
+from sim.kernels.loop import record_turn, unowned_inputs
 from sim.kernels.rules.common import (
     finish,
     forbidden_mechanic,
@@ -199,10 +199,9 @@ def run_match_phases(states: np.ndarray, tables: np.ndarray, board: Board,
     on without their owner records, as run_match_held hands them (sim.jit.unowned)."""
     st = states[0]
     tb = tables[0]
-    board = unowned_board(board)
-    rng_map, path, turn_log = unowned(rng_map), unowned(path), unowned(turn_log)
-    scratch, state_bytes = unowned(scratch), unowned(state_bytes)
-    scratch_bytes, uncopied = unowned(scratch_bytes), unowned(uncopied)
+    board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes, uncopied = \
+        unowned_inputs(board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes,
+                       uncopied)
     t0 = cycles()
     if not setup_match(st, tb, board, rng_map, n_seats):
         return False
