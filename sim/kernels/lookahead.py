@@ -75,7 +75,7 @@ def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
     return t >= start and (t - start) % every == 0
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def play_greedy_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray) -> None:
     """The rest of the current turn, every seat played by the greedy AI on its current
     plan (sim.kernels.loop.play_one_turn without lookahead and turn log)."""
@@ -129,7 +129,7 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     return plan_outcome(cp, tb, board, seat)
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                 scratch: np.ndarray, state_bytes: np.ndarray,
                 scratch_bytes: np.ndarray, uncopied: np.ndarray) -> np.int64:
@@ -153,7 +153,7 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
     return best
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def look_ahead(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
                uncopied: np.ndarray) -> None:

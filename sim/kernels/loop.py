@@ -68,13 +68,13 @@ def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) 
             turn_log[t, owner, slot] += 1
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def begin_match(st: State, tb: TableArrays, board: Board) -> None:
     """Open turn 1 (the opening seat's flow runs, T12)."""
     open_turn(st, tb, board)
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                   turn_log: np.ndarray, scratch: np.ndarray, state_bytes: np.ndarray,
                   scratch_bytes: np.ndarray, uncopied: np.ndarray) -> None:
@@ -95,7 +95,7 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
         record_turn(st, tb, board, turn_log)
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
               path: np.ndarray, turn_log: np.ndarray, scratch: np.ndarray,
               state_bytes: np.ndarray, scratch_bytes: np.ndarray,

@@ -90,7 +90,7 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     return threats
 
 
-@njit
+@njit(inline='always')  # a level of the call tree: see sim.jit.njit
 def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                  seat: np.int64) -> None:
     """Play the active seat's actions for this turn (its flow has already run).
