@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -84,15 +85,20 @@ def _load_registries_without_blas() -> None:
     finally:
         sys.meta_path.remove(_NoScipyLinalg)
 
-JIT_OPTIONS = {"cache": True, "fastmath": False, "error_model": "numpy", "nogil": True}
+# no_cfunc_wrapper: no kernel is handed to C as a function pointer, so none needs the
+# C-callable wrapper numba otherwise lowers and compiles for every function (a cold first
+# match 61 s against 76 s without it, each beside a stock-numba compile of 100-103 s)
+JIT_OPTIONS = {"cache": True, "fastmath": False, "error_model": "numpy", "nogil": True,
+               "no_cfunc_wrapper": True}
 
 
 def njit(fn=None, **overrides):
     """`numba.njit` with the workbench's options; usable as `@njit` or `@njit(...)`.
 
-    Cold start: numba finalizes each compiled function as a module of its own with
-    every function it calls linked in, and optimizes and compiles that whole module
-    again, so each level of the call tree pays for everything below it. The levels
+    Cold start: stock numba finalizes each compiled function as a module of its own
+    with every function it calls linked in, and optimizes and compiles that whole
+    module again, so each level of the call tree pays for everything below it (now
+    done once, for the functions Python calls: _defer_machine_code). The levels
     between the match loop and the AI's phases (run_match, play_one_turn, the
     lookahead's look_ahead, choose_plan and play_greedy_turn, ai_take_turn,
     setup_match) have small bodies and one or two callers: `inline='always'` folds
@@ -107,8 +113,197 @@ def njit(fn=None, **overrides):
     return numba.njit(**options)(fn)
 
 
+class _Deferred:
+    """The entry point of a compiled function not yet turned into machine code (see
+    _defer_machine_code): numba keys the function's lowering by this object, and a
+    call from Python compiles it, puts the machine code in the dispatcher's table and
+    caches it, then calls it."""
+
+    def __init__(self, context, library, fndesc, env) -> None:
+        self.context, self.library, self.fndesc, self.env = context, library, fndesc, env
+        self.dispatcher = self.args = self.cfunc = None
+
+    def __call__(self, *args, **kws):
+        if self.cfunc is None:
+            from numba.core.compiler_lock import global_compiler_lock
+
+            with global_compiler_lock:
+                if self.cfunc is None:
+                    self._materialize()
+        return self.cfunc(*args, **kws)
+
+    def _materialize(self) -> None:
+        try:
+            self.library._final_module.get_function(self.fndesc.llvm_cpython_wrapper_name)
+        except NameError:
+            # compiled for compiled callers only, without the wrapper Python calls
+            # through: compile it again for Python (its callees are compiled)
+            cres = self.dispatcher._compiler.compile(self.args, None)
+            self.dispatcher.add_overload(cres)
+            cres.entry_point._materialize()  # and caches it
+            self.cfunc = cres.entry_point.cfunc
+            return
+        cfunc = _STOCK["get_executable"](self.context, self.library, self.fndesc, self.env)
+        if self.dispatcher is not None:
+            self.dispatcher._insert([a._code for a in self.args], cfunc, False)
+            # the cache entry saved at compile time held the function's code only; the
+            # next process loads this machine code instead of compiling it again
+            self.dispatcher._cache.save_overload(self.args, self.dispatcher.overloads[self.args])
+        self.cfunc = cfunc
+
+
+_STOCK: dict = {}
+_NESTING = threading.local()  # .depth: compiles under way for a compiled caller
+
+
+def _defer_machine_code() -> bool:
+    """Make numba turn a function into machine code only when Python calls it.
+
+    Stock numba finalizes every function it compiles: it links in the code of every
+    function it calls, optimizes that whole module and generates its machine code, so
+    each level of the match's call tree optimizes and compiles everything below it
+    once more (46 s of a cold first match's 58 s of LLVM time, numba's own steps
+    timed). Here a function compiled for a compiled caller keeps its linked,
+    function-optimized code, which is all its callers need, and gets no CPython
+    wrapper; a function called from Python (the match loop, a kernel a test calls) is
+    optimized as one module and compiled at its first call. Its cache entry then holds
+    the machine code, as with stock numba; an entry of a function only ever called
+    from compiled code holds its LLVM bitcode. A function first compiled for a
+    compiled caller and later called from Python is compiled again, with its wrapper.
+    The results are the same (LLVM runs its passes over the same code, and the
+    goldens and reference tests pass); a cold first match took 64 s against 113 s for
+    stock numba, the two compiled side by side, one per core.
+
+    Returns False, leaving numba as it is, when numba's internals are not the ones
+    this was written against (tests/test_jit_cache.py checks it is in force)."""
+    from numba.core import codegen, cpu, dispatcher, environment, lowering
+
+    lib = codegen.JITCodeLibrary
+    needed = [(lib, "finalize"), (lib, "get_pointer_to_function"),
+              (lib, "serialize_using_object_code"), (lib, "_unserialize"),
+              (lib, "_optimize_final_module"), (lib, "_finalize_final_module"),
+              (lib, "_get_module_for_linking"), (cpu.CPUContext, "get_executable"),
+              (dispatcher.Dispatcher, "add_overload"), (codegen.JITCPUCodegen, "set_env"),
+              (dispatcher.Dispatcher, "get_call_template"),
+              (lowering.BaseLower, "create_cpython_wrapper")]
+    if not all(hasattr(owner, name) for owner, name in needed):
+        return False
+    _STOCK.update(get_executable=cpu.CPUContext.get_executable,
+                  get_pointer=lib.get_pointer_to_function,
+                  serialize=lib.serialize_using_object_code,
+                  unserialize=lib._unserialize.__func__,
+                  add_overload=dispatcher.Dispatcher.add_overload,
+                  set_env=codegen.JITCPUCodegen.set_env,
+                  get_call_template=dispatcher.Dispatcher.get_call_template,
+                  create_cpython_wrapper=lowering.BaseLower.create_cpython_wrapper)
+
+    def finalize(self) -> None:
+        # numba's finalize up to its module optimization: link the callees' code in
+        codegen.require_global_compiler_lock()
+        self._codegen._check_llvm_bugs()
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                self._reload_init.update(library._reload_init)
+                seen.add(library)
+                self._final_module.link_in(library._get_module_for_linking(),
+                                           preserve=True)
+        self._final_module.verify()
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._deferred = True
+        self._finalized = True
+
+    def materialize(self) -> None:
+        if getattr(self, "_deferred", False):
+            self._deferred = False
+            # twice: stock numba's levels optimize a callee's code again in each caller,
+            # and a single pass over the whole tree made matches 8 % slower (two or
+            # three: as fast as stock numba, README: benchmarks)
+            self._optimize_final_module()
+            self._optimize_final_module()
+            self._final_module.verify()
+            self._finalize_final_module()
+            # the environments of the functions linked in live in this module only
+            for gv in self._final_module.global_variables:
+                if gv.name.startswith("_ZN08NumbaEnv"):
+                    env = environment.lookup_environment(gv.name)
+                    if env is not None:
+                        _STOCK["set_env"](self._codegen, gv.name, env)
+
+    def get_pointer_to_function(self, name):
+        self._ensure_finalized()
+        materialize(self)
+        return _STOCK["get_pointer"](self, name)
+
+    def serialize_using_object_code(self):
+        self._ensure_finalized()
+        if getattr(self, "_deferred", False):
+            return (self.name, "deferred", self._final_module.as_bitcode())
+        return _STOCK["serialize"](self)
+
+    def _unserialize(cls, codegen_, state):
+        name, kind, data = state
+        if kind != "deferred":
+            return _STOCK["unserialize"](cls, codegen_, state)
+        self = codegen_.create_library(name)
+        self.enable_object_caching()
+        self._final_module = codegen.ll.parse_bitcode(data)
+        self._deferred = True
+        self._finalized = True
+        return self
+
+    def get_executable(self, library, fndesc, env):
+        library._ensure_finalized()
+        if getattr(library, "_deferred", False):
+            return _Deferred(self, library, fndesc, env)
+        return _STOCK["get_executable"](self, library, fndesc, env)
+
+    def add_overload(self, cres):
+        entry = cres.entry_point
+        if not isinstance(entry, _Deferred):
+            return _STOCK["add_overload"](self, cres)
+        args = tuple(cres.signature.args)
+        # not in the C dispatcher's table: a call from Python finds no match and asks
+        # compile(), which returns the deferred entry point, which compiles and calls
+        entry.dispatcher, entry.args = self, args
+        self.overloads[args] = cres
+        return None
+
+    def set_env(self, env_name, env):
+        # a function not yet compiled has its environment set when it is (materialize)
+        if self._engine.get_global_value_address(env_name):
+            _STOCK["set_env"](self, env_name, env)
+
+    def get_call_template(self, args, kws):
+        # a compile from here is for a compiled caller (typing its call)
+        _NESTING.depth = getattr(_NESTING, "depth", 0) + 1
+        try:
+            return _STOCK["get_call_template"](self, args, kws)
+        finally:
+            _NESTING.depth -= 1
+
+    def create_cpython_wrapper(self, release_gil=False):
+        if not getattr(_NESTING, "depth", 0):
+            _STOCK["create_cpython_wrapper"](self, release_gil)
+
+    lib.finalize = finalize
+    dispatcher.Dispatcher.get_call_template = get_call_template
+    lowering.BaseLower.create_cpython_wrapper = create_cpython_wrapper
+    lib.get_pointer_to_function = get_pointer_to_function
+    lib.serialize_using_object_code = serialize_using_object_code
+    lib._unserialize = classmethod(_unserialize)
+    cpu.CPUContext.get_executable = get_executable
+    dispatcher.Dispatcher.add_overload = add_overload
+    codegen.JITCPUCodegen.set_env = set_env
+    return True
+
+
+DEFERRED_MACHINE_CODE = False
 if not numba.config.DISABLE_JIT:
     _load_registries_without_blas()
+    DEFERRED_MACHINE_CODE = _defer_machine_code()
 
 if numba.config.DISABLE_JIT:  # the plain-Python run of the kernels: no LLVM to ask
     def cycles() -> int:
