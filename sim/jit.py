@@ -176,7 +176,7 @@ def _defer_machine_code() -> bool:
 
     Returns False, leaving numba as it is, when numba's internals are not the ones
     this was written against (tests/test_jit_cache.py checks it is in force)."""
-    from numba.core import codegen, cpu, dispatcher, environment, lowering
+    from numba.core import codegen, cpu, dispatcher, environment, lowering, types
 
     lib = codegen.JITCodeLibrary
     needed = [(lib, "finalize"), (lib, "get_pointer_to_function"),
@@ -279,6 +279,12 @@ def _defer_machine_code() -> bool:
     def get_call_template(self, args, kws):
         # a compile from here is for a compiled caller (typing its call)
         _NESTING.depth = getattr(_NESTING, "depth", 0) + 1
+        # a constant argument makes no specialization of its own (numba compiled
+        # resolve_attack_at four times, choose_item three times, for -1, 0 or 1
+        # passed as literals): a kernel is compiled once, for int64, whatever its
+        # callers pass; a kernel meant to see a constant is inline='always'
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
         try:
             return _STOCK["get_call_template"](self, args, kws)
         finally:

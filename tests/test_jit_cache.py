@@ -70,7 +70,7 @@ def shout(a):
 
 @njit
 def middle(a):
-    total = 0
+    total = leaf(a, 1)  # a constant: compiled for int64 all the same
     for i in range(a.size):
         total += leaf(a, i)
     return total + shout(a)
@@ -95,7 +95,7 @@ def states():
         entry = next(iter(f.overloads.values())).entry_point
         out.append(f.__name__ + ": " + ("loaded machine code" if not isinstance(entry, _Deferred)
                    else "code only" if entry.cfunc is None else "machine code"))
-    print(", ".join(out))
+    print(", ".join(out), "-", len(chain.leaf.overloads), "leaf signature(s)")
 
 a = np.arange(7)
 print("top", chain.top(a))
@@ -126,20 +126,21 @@ def test_the_deferred_machine_code_is_in_force():
 def test_functions_only_compiled_code_calls_get_no_machine_code(tmp_path):
     """A cold run compiles machine code for the function Python calls only; its callees
     keep their code, linked into it, with their environments set (the print boxes an
-    array). A function first compiled for a compiled caller and then called from Python
-    is compiled again for Python and gives the same answer. The next process loads all
-    of it from the cache."""
+    array), each compiled once whatever constants its callers pass. A function first
+    compiled for a compiled caller and then called from Python is compiled again for
+    Python and gives the same answer. The next process loads all of it from the cache."""
     cache = tmp_path / "cache"
     assert _run_chain(tmp_path, cache) == [
-        "linked [0 1 2]", "top 71",
-        "top: machine code, middle: code only, leaf: code only",
-        "linked [0 1 2]", "middle 70",
-        "top: machine code, middle: machine code, leaf: code only"]
+        "linked [0 1 2]", "top 74",
+        "top: machine code, middle: code only, leaf: code only - 1 leaf signature(s)",
+        "linked [0 1 2]", "middle 73",
+        "top: machine code, middle: machine code, leaf: code only - 1 leaf signature(s)"]
     assert _run_chain(tmp_path, cache) == [
-        "linked [0 1 2]", "top 71",
-        "top: loaded machine code, middle: none, leaf: none",
-        "linked [0 1 2]", "middle 70",
-        "top: loaded machine code, middle: loaded machine code, leaf: none"]
+        "linked [0 1 2]", "top 74",
+        "top: loaded machine code, middle: none, leaf: none - 0 leaf signature(s)",
+        "linked [0 1 2]", "middle 73",
+        "top: loaded machine code, middle: loaded machine code, leaf: none - 0 leaf "
+        "signature(s)"]
 
 # --- the first run explains itself (issue 12, item 15) ---------------------------------
 
