@@ -185,7 +185,7 @@ def _defer_machine_code() -> bool:
               (lib, "_get_module_for_linking"), (cpu.CPUContext, "get_executable"),
               (dispatcher.Dispatcher, "add_overload"), (codegen.JITCPUCodegen, "set_env"),
               (dispatcher.Dispatcher, "get_call_template"),
-              (lowering.BaseLower, "create_cpython_wrapper")]
+              (lowering.BaseLower, "create_cpython_wrapper"), (types, "Record")]
     if not all(hasattr(owner, name) for owner, name in needed):
         return False
     _STOCK.update(get_executable=cpu.CPUContext.get_executable,
@@ -294,7 +294,18 @@ def _defer_machine_code() -> bool:
         if not getattr(_NESTING, "depth", 0):
             _STOCK["create_cpython_wrapper"](self, release_gil)
 
+    record_repr = types.Record.__repr__
+
+    def memo_record_repr(self) -> str:
+        # a record type never changes, and numba writes the state record's repr (its
+        # hundreds of fields) into every compiler pass's event (5 % of a cold start)
+        text = self.__dict__.get("_sim_repr")
+        if text is None:
+            text = self.__dict__["_sim_repr"] = record_repr(self)
+        return text
+
     lib.finalize = finalize
+    types.Record.__repr__ = memo_record_repr
     dispatcher.Dispatcher.get_call_template = get_call_template
     lowering.BaseLower.create_cpython_wrapper = create_cpython_wrapper
     lib.get_pointer_to_function = get_pointer_to_function

@@ -541,7 +541,7 @@ def engine_cached() -> bool:
     return any(cache_dir().rglob(name))
 
 
-_DEFAULT_COMPILE_S = 70.0
+_DEFAULT_COMPILE_S = 50.0
 
 
 def _compile_record() -> Path:
