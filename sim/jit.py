@@ -97,16 +97,16 @@ def njit(fn=None, **overrides):
 
     Cold start: stock numba finalizes each compiled function as a module of its own
     with every function it calls linked in, and optimizes and compiles that whole
-    module again, so each level of the call tree pays for everything below it (now
-    done once, for the functions Python calls: _defer_machine_code). The levels
-    between the match loop and the AI's phases (run_match, play_one_turn, the
-    lookahead's look_ahead, choose_plan and play_greedy_turn, ai_take_turn,
-    setup_match) have small bodies and one or two callers: `inline='always'` folds
-    them into their callers, so their call trees are not compiled once more each
-    (a first match with an empty cache in 94 s against 115 s, two cold compiles run
-    side by side; 96 s against 108 s one after the other). Inlining the large AI
-    kernels below (ai_units, unit_orders) made it slower: numba's typing and LLVM's
-    passes over one very long function cost more than the level they save."""
+    module again, so each level of the call tree pays for everything below it. Two
+    answers, in order: the levels between the match loop and the AI's phases
+    (run_match, play_one_turn, the lookahead's look_ahead, choose_plan and
+    play_greedy_turn, ai_take_turn, setup_match) have small bodies and one or two
+    callers and are `inline='always'` (94 s against 115 s for a cold first match with
+    stock numba); then _defer_machine_code compiles the tree once, for the functions
+    Python calls, which makes the levels cost little either way (un-inlining them
+    again: 66 s against 64 s, so they stay inlined). Inlining the large AI kernels
+    (ai_units, unit_orders) made it slower: numba's typing over one very long function
+    costs more than the level it saves."""
     options = {**JIT_OPTIONS, **overrides}
     if fn is None:
         return lambda f: numba.njit(**options)(f)
