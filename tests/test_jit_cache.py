@@ -224,3 +224,22 @@ def test_the_eta_counts_the_compile_still_to_come():
     assert bar.eta() == "–"
     bar.advance(50)
     assert re.match(r"0:00:0\d$", bar.eta())
+
+
+def test_compile_flags_hash_and_compare_as_numba_defines_it():
+    """sim.jit's faster flags hash and equality give numba's answers: the hash is over
+    the option names, equality over every option's value (unset: its default)."""
+    from numba.core.compiler import Flags
+
+    a, b = Flags(), Flags()
+    assert a == b and hash(a) == hash(b) == hash(tuple(sorted(Flags.options)))
+    name = "nrt"
+    default = Flags.options[name].default
+    setattr(a, name, not default)
+    assert a != b and hash(a) == hash(b)
+    setattr(b, name, not default)
+    assert a == b
+    c = Flags()
+    setattr(c, name, default)  # set to its default: the same values as unset
+    assert c == Flags() and c != a
+    assert a.copy() == a and a.copy() is not a
