@@ -346,6 +346,40 @@ def _defer_machine_code() -> bool:
     return True
 
 
+numba_types = numba.types  # numba's type objects, for code naming a kernel's signature
+
+
+def argument_types(values: tuple) -> tuple:
+    """numba's types of `values`, as a call from Python types them."""
+    return tuple(numba.typeof(v) for v in values)
+
+
+def compile_for_compiled_callers(dispatcher, argtypes: tuple) -> None:
+    """Compile `dispatcher` for `argtypes` (numba types) as a compiled caller's call to
+    it is compiled: its code only, no machine code or CPython wrapper
+    (_defer_machine_code), constants unliteral; the cache then holds it for the next
+    caller here or in another process (sim.engine.warmup)."""
+    from numba.core import types
+
+    _NESTING.depth = getattr(_NESTING, "depth", 0) + 1
+    try:
+        dispatcher.compile(tuple(types.unliteral(t) for t in argtypes))
+    finally:
+        _NESTING.depth -= 1
+
+
+def is_cached(dispatcher, argtypes: tuple) -> bool:
+    """Whether numba's cache holds `dispatcher` compiled for `argtypes`, read from its
+    index without loading the code. True when numba's cache internals are not the ones
+    this reads (the caller then compiles as usual)."""
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(tuple(argtypes), dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except (AttributeError, TypeError):
+        return True
+
+
 DEFERRED_MACHINE_CODE = False
 if not numba.config.DISABLE_JIT:
     _load_registries_without_blas()

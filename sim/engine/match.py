@@ -103,11 +103,16 @@ def _play_compiled(kernel, extra: tuple, tables: Tables, seed: int, match_index:
                    seat_ai: Sequence[Mapping[str, Any]] | None):
     """One match played whole by a compiled loop with run_match_held's arguments
     (then `extra`): the fast path, or the timed copy of it."""
-    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
-                                                    personalities, seat_ai)
-    if not kernel(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board, rng_map,
-                  np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
-                  *lookahead_scratch(st), *extra):
+    prepare_args = (seed, match_index, n_seats, length, personalities, seat_ai)
+    st, board, turn_log, rng_map, n_seats = prepare(tables, *prepare_args)
+    args = (_holder(st), _tables_holder(tables.arrays(length, n_seats)), board, rng_map,
+            np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
+            *lookahead_scratch(st), *extra)
+    if kernel is run_match_held and not getattr(kernel, "overloads", True):
+        from sim.engine.warmup import warm_before_first_call
+
+        warm_before_first_call(kernel, args, tables, prepare_args)
+    if not kernel(*args):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 

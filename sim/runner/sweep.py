@@ -541,7 +541,7 @@ def engine_cached() -> bool:
     return any(cache_dir().rglob(name))
 
 
-_DEFAULT_COMPILE_S = 50.0
+_DEFAULT_COMPILE_S = 40.0
 
 
 def _compile_record() -> Path:
@@ -552,8 +552,9 @@ def _compile_record() -> Path:
 
 def compile_estimate() -> tuple[float, str]:
     """Seconds a cold compile takes here: the last one measured on this machine, or a
-    first guess (a cold compile measured 82-115 s on a 2-core machine, 2026-12-03, after
-    the pass-through levels of the call tree were inlined: sim.jit.njit)."""
+    first guess (a cold first match measured 34-37 s on a 2-core machine, 2026-12-03,
+    with the levels of the call tree shared with a helper process, sim.engine.warmup;
+    44-55 s on one core, in a slow hour)."""
     try:
         seconds = float(_compile_record().read_text())
         return seconds, "the last compile on this machine"
