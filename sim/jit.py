@@ -100,13 +100,17 @@ def njit(fn=None, **overrides):
     module again, so each level of the call tree pays for everything below it. Two
     answers, in order: the levels between the match loop and the AI's phases
     (run_match, play_one_turn, the lookahead's look_ahead, choose_plan and
-    play_greedy_turn, ai_take_turn, setup_match) have small bodies and one or two
-    callers and are `inline='always'` (94 s against 115 s for a cold first match with
-    stock numba); then _defer_machine_code compiles the tree once, for the functions
-    Python calls, which makes the levels cost little either way (un-inlining them
-    again: 66 s against 64 s, so they stay inlined). Inlining the large AI kernels
-    (ai_units, unit_orders) made it slower: numba's typing over one very long function
-    costs more than the level it saves."""
+    play_greedy_turn, ai_take_turn) have small bodies and one or two callers and are
+    `inline='always'` (94 s against 115 s for a cold first match with stock numba);
+    then _defer_machine_code compiles the tree once, for the functions Python calls,
+    which makes the levels cost little either way (un-inlining them again: 66 s
+    against 64 s, so they stay inlined). Inlining the large AI kernels (ai_units,
+    unit_orders) made it slower: numba's typing over one very long function costs
+    more than the level it saves. setup_match was inlined too; since a helper process
+    shares the cold compile (sim.engine.warmup) it is not: inlined, it was half of the
+    match loop's own compile, which no helper can share (1.8 s against 3.2-3.6 s), and
+    it runs once a match. ai_take_turn stays inlined: not inlined, matches ran about
+    3 % slower (ten rounds run at once on the two cores, median ratio 0.97)."""
     options = {**JIT_OPTIONS, **overrides}
     if fn is None:
         return lambda f: numba.njit(**options)(f)

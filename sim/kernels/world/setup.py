@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit  # not inlined: see sim.jit.njit
 def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
                 n_seats: np.int64) -> bool:
     """Fill an empty state `st` for `n_seats` seats from a map drawn on `rng_map`;
