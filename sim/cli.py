@@ -1044,14 +1044,13 @@ def warm_cmd() -> None:
     """Compile the engine once (a match and the scenario commands) into numba's cache,
     so the first real command starts in about a second. Says how long it will take
     first; does nothing costly when the cache is already filled."""
-    import contextlib
     import time
 
     from sim.engine.match import play_match
     from sim.engine.scenario import load_scenario, run_scenario
     from sim.jit import cache_dir
     from sim.rules.tables import REPO_ROOT, load_tables
-    from sim.runner.sweep import _compile_record, compile_estimate, engine_cached
+    from sim.runner.sweep import after_cold_compile, compile_estimate, engine_cached
 
     cold = not engine_cached()
     if cold:
@@ -1064,11 +1063,10 @@ def warm_cmd() -> None:
     example = REPO_ROOT / "experiments" / "scenarios" / "capital_fall.toml"
     run_scenario(load_scenario(example, tables.source), check=True)
     seconds = time.perf_counter() - t0
-    if cold:
-        with contextlib.suppress(OSError):
-            _compile_record().write_text(f"{seconds:.1f}\n")
     typer.echo(f"engine {'compiled' if cold else 'loaded from the cache'} in {seconds:.1f} s "
                f"({cache_dir()})")
+    if cold:
+        after_cold_compile(seconds, typer.echo)
 
 
 def _exit_on_signal(signum, _frame) -> None:

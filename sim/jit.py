@@ -46,6 +46,28 @@ def cache_dir() -> Path:
     return Path(base) / f"numba-{source_hash()}"
 
 
+def prune_caches(keep: int = 4) -> tuple[int, int]:
+    """Remove the compiled caches of other versions of the compiled code (the sibling
+    `numba-<source hash>` folders of cache_dir()), all but the `keep` most recently
+    written; the current one always stays. Each edit of a kernel leaves a folder of
+    50-100 MB behind, and nothing else removes them. A version whose folder is gone
+    compiles again when it next runs. Returns (folders removed, bytes freed)."""
+    import shutil
+
+    current = cache_dir()
+    if not current.parent.is_dir():
+        return 0, 0
+    others = sorted((p for p in current.parent.glob("numba-*") if p.is_dir() and p != current),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    removed = freed = 0
+    for folder in others[keep:]:
+        size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            removed, freed = removed + 1, freed + size
+    return removed, freed
+
+
 # Set before numba reads its config; numba re-reads NUMBA_* variables at every
 # compile, so the environment variable is what keeps the choice in force.
 os.environ["NUMBA_CACHE_DIR"] = str(cache_dir())

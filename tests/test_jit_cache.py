@@ -243,3 +243,24 @@ def test_compile_flags_hash_and_compare_as_numba_defines_it():
     setattr(c, name, default)  # set to its default: the same values as unset
     assert c == Flags() and c != a
     assert a.copy() == a and a.copy() is not a
+
+
+def test_old_versions_caches_beyond_the_most_recent_are_removed(tmp_path, monkeypatch):
+    """prune_caches keeps the current version's folder and the `keep` most recently
+    written others, and touches nothing that is not a version's folder."""
+    monkeypatch.setenv("SIM_CACHE_DIR", str(tmp_path))
+    current = jit.cache_dir()
+    current.mkdir()
+    old = []
+    for age in range(6):  # numba-old0 is the newest, numba-old5 the oldest
+        folder = tmp_path / f"numba-old{age}"
+        (folder / "sub").mkdir(parents=True)
+        (folder / "sub" / "k.nbc").write_bytes(b"x" * 1000)
+        os.utime(folder, (1e9 - age * 3600, 1e9 - age * 3600))
+        old.append(folder)
+    os.utime(current, (1, 1))  # the oldest of all, and kept: it is the one in use
+    (tmp_path / "last-compile-seconds").write_text("30.0\n")
+    assert jit.prune_caches(keep=2) == (4, 4000)
+    assert current.is_dir() and (tmp_path / "last-compile-seconds").exists()
+    assert [f.exists() for f in old] == [True, True, False, False, False, False]
+    assert jit.prune_caches(keep=2) == (0, 0)

@@ -581,10 +581,26 @@ def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Pr
     if cold:
         bar.compiled(seconds)
         say(f"engine compiled in {seconds:.0f} s")
-        with contextlib.suppress(OSError):
-            _compile_record().write_text(f"{seconds:.1f}\n")
+        after_cold_compile(seconds, say)
         return seconds
     return None
+
+
+def after_cold_compile(seconds: float, say) -> None:
+    """Record a cold compile's seconds for the next estimate, and remove the caches of
+    other versions of the compiled code beyond the few most recent (sim.jit.prune_caches),
+    saying so."""
+    from sim.jit import cache_dir, prune_caches
+
+    with contextlib.suppress(OSError):
+        _compile_record().write_text(f"{seconds:.1f}\n")
+    try:
+        removed, freed = prune_caches()
+    except OSError:
+        return
+    if removed:
+        say(f"removed {removed} compiled cache(s) of other code versions ({freed / 1e6:.0f} MB) "
+            f"from {cache_dir().parent}")
 
 
 def _clock(seconds: float) -> str:
