@@ -11,8 +11,8 @@ compiled, in memory or in the cache.
 Each level is compiled as a compiled caller compiles it, for the types the match
 loop passes it, so the loop's compile finds it under the same signature
 (tests/test_warmup.py checks that the loop compiles none of them again). A level
-waits for those whose kernels it calls, so the two processes never compile the same
-kernel at once.
+waits for the levels whose kernels it calls, so the two processes do not compile a
+level twice (a small kernel that levels of both call may be).
 """
 
 from __future__ import annotations
