@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -102,11 +103,17 @@ def test_a_cold_compile_shares_the_levels_and_the_loop_compiles_none_again(tmp_p
     assert out["state"] == hashlib.sha256(st.tobytes()).hexdigest()
 
 
-def test_a_helper_that_fails_leaves_every_level_to_this_process(monkeypatch):
+def test_a_helper_that_fails_leaves_every_level_to_this_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(sys, "executable", "/bin/false")
     report = warmup.compile_with_helper(load_tables(), PREPARE)
     assert report["helper_error"].startswith("exit 1"), report
     assert _taken(report["here"]) == _level_names()
+    # a helper that cannot start leaves it all to the loop's own compile
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    report = warmup.compile_with_helper(load_tables(), PREPARE)
+    assert report["here"] == [] and report["helper_error"].startswith("not started: "), report
+    assert list(tmp_path.iterdir()) == []  # no work folder left behind
 
 
 @njit

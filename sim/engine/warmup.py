@@ -171,19 +171,12 @@ def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None)
     t0 = time.perf_counter()
     if levels is None:
         levels = parts(*_match_inputs(tables, prepare_args))
-    work = Path(tempfile.mkdtemp(prefix="sim-warmup-"))
-    (work / "levels").mkdir()
-    with open(work / "match.pickle", "wb") as f:
-        pickle.dump((tables, prepare_args), f)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    # files, not pipes: a helper writing more than a pipe holds would wait for a
-    # reader until this process is done with its own levels
-    with open(work / "out", "wb") as out, open(work / "err", "wb") as err:
-        helper = subprocess.Popen(
-            [sys.executable, "-c", "from sim.engine.warmup import helper_main; helper_main()",
-             str(work)], stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
+    try:
+        work, helper = _start_helper(tables, prepare_args)
+    except (OSError, pickle.PicklingError) as exc:
+        # no helper (no temporary folder, the tables will not pickle, no interpreter to
+        # start): the loop's compile does it all, as without one
+        return {"here": [], "helper_error": f"not started: {exc}"}
     try:
         here = take_parts(levels, work / "levels")
         waited = time.perf_counter()
@@ -206,6 +199,29 @@ def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None)
             helper.kill()
             helper.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _start_helper(tables, prepare_args: tuple) -> tuple[Path, subprocess.Popen]:
+    """A work folder holding the match to compile for, and the helper started on it."""
+    work = Path(tempfile.mkdtemp(prefix="sim-warmup-"))
+    try:
+        (work / "levels").mkdir()
+        with open(work / "match.pickle", "wb") as f:
+            pickle.dump((tables, prepare_args), f)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        # files, not pipes: a helper writing more than a pipe holds would wait for a
+        # reader until this process is done with its own levels
+        with open(work / "out", "wb") as out, open(work / "err", "wb") as err:
+            helper = subprocess.Popen(
+                [sys.executable, "-c",
+                 "from sim.engine.warmup import helper_main; helper_main()", str(work)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return work, helper
 
 
 def helper_main() -> None:
