@@ -374,6 +374,36 @@ def test_browser_draws_every_chart_offline(report_file, tmp_path, width):
     assert all(url.startswith("file://") for url in requests), requests
 
 
+def test_every_chart_of_a_report_is_valid_vega_lite(run_dir, monkeypatch):
+    """The report builds its charts with altair's validation off (sim.report.html):
+    each one, as submitted, passes the Vega-Lite schema, and a chart that does not
+    is caught here."""
+    import polars as pl
+
+    from sim.analysis import charts
+    from sim.analysis._altair import alt
+    from sim.report import html
+    from sim.report.svg_renderer import SvgRenderer
+
+    checked: list[str] = []
+
+    def validate(self, chart, name: str) -> int:
+        chart.to_dict(validate=True)
+        checked.append(name)
+        return len(checked) - 1
+
+    monkeypatch.setattr(SvgRenderer, "submit", validate)
+    monkeypatch.setattr(SvgRenderer, "results", lambda self: ["<svg/>"] * len(checked))
+    html.build_report(run_dir)
+    assert len(checked) == 10  # this run has no dose-response curve and no history
+    freq = pl.DataFrame({"variant": ["a"], "victory": ["science"], "wins": [1],
+                         "matches": [2], "share": [0.5], "lo": [0.1], "hi": [0.9]})
+    broken = charts.victory_mix(freq)
+    broken["width"] = "wide"  # not a number: Vega-Lite refuses it
+    with pytest.raises(alt.utils.schemapi.SchemaValidationError):
+        validate(None, broken, "broken")
+
+
 def test_charts_import_without_building_the_iri_grammar():
     """jsonschema's IRI checker (rfc3987_syntax, 35 Lark parsers, 1.6 s) loads on its
     first use, not when the report imports altair; and it still checks IRIs then."""

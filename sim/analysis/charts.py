@@ -19,7 +19,10 @@ WIDTH = 520
 
 
 def _data(frame: pl.DataFrame) -> alt.Data:
-    return alt.Data(values=frame.to_dicts())
+    # the rows as a tuple: altair deep-copies every list and dict of a chart at each
+    # layer, `properties` and `to_dict`, and a tuple it hands on as it is (its spec
+    # and its validation read it as the same JSON array)
+    return alt.Data(values=tuple(frame.to_dicts()))
 
 
 def _tips(frame: pl.DataFrame) -> list[alt.Tooltip]:

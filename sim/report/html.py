@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from sim.analysis import charts, metrics, stats
+from sim.analysis._altair import alt
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
@@ -395,8 +396,12 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     section("Provenance", _provenance(prov))
     del events, flags, usage  # every table is written: hand their memory back
     body = "".join(sections)
-    for make_chart, caption in planned:
-        renderer.submit(make_chart(), caption)
+    # altair's debug mode validates every object against the Vega-Lite schema as it
+    # is made, a quarter of the charts' cost here; a test validates every chart of a
+    # report instead (tests/test_report.py)
+    with alt.utils.schemapi.debug_mode(False):
+        for make_chart, caption in planned:
+            renderer.submit(make_chart(), caption)
     for i, drawn in enumerate(renderer.results()):
         body = body.replace(_chart_slot(i), drawn, 1)
     named = mentioned_rules(body)
