@@ -757,7 +757,9 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     from sim.analysis.load import missing_summaries
 
     if missing := missing_summaries(run_dir):
-        typer.echo(f"{run_dir}: has no {' or '.join(missing)} tables (swept before they "
+        named = missing[0] if len(missing) == 1 else \
+            f"{', '.join(missing[:-1])} or {missing[-1]}"
+        typer.echo(f"{run_dir}: has no {named} tables (swept before they "
                    "existed): the report reads the events and turns instead, which takes "
                    "longer; sweeping it again into a new folder writes them", err=True)
     out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"

@@ -198,6 +198,14 @@ def test_the_lazy_report_inputs_give_the_same_tables_as_the_whole_tables(run_dir
                            .sort("variant", "match_index"))
     assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, events, lean.turns,
                                            whole.errors, quiet=lean.quiet), flags)
+    assert lean.dominance_runs is not None and lean.gold_turns is not None
+    # (this short run's counters never drop back: tests/test_summaries.py has runs)
+    assert_frame_equal(metrics.near_misses(lean.turns, whole.matches, events,
+                                           runs=lean.dominance_runs),
+                       metrics.near_misses(whole.turns, whole.matches, whole.events))
+    assert_frame_equal(metrics.gold_share_over_turns(lean.turns, whole.seats,
+                                                     sums=lean.gold_turns),
+                       metrics.gold_share_over_turns(whole.turns, whole.seats))
 
 
 def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_file, tmp_path):
@@ -218,12 +226,13 @@ def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_fil
         data["parts"] = {t: p for t, p in data["parts"].items() if t not in SUMMARIES}
         marker.write_text(json.dumps(data, sort_keys=True))
     require_complete(old)
-    assert scan_run(old).usage is None and scan_run(old).quiet is None
+    assert all(getattr(scan_run(old), t) is None for t in SUMMARIES)
     out = tmp_path / "old.html"
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "report", str(old), "--out",
                            str(out)], capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
-    assert "has no usage or quiet tables (swept before they existed)" in proc.stderr
+    assert "has no usage, quiet, dominance_runs or gold_turns tables (swept before they " \
+        "existed)" in proc.stderr
 
     def body(path: Path) -> str:  # the charts' last float digits may differ between runs
         return re.sub(r"<svg.*?</svg>", "", path.read_text(), flags=re.S).replace(

@@ -22,6 +22,9 @@ from __future__ import annotations
 import polars as pl
 
 from sim.analysis._frames import TERMS, clustered_means, sort_keys
+from sim.outputs.summaries import gold_turn_sums, standing
+
+MATCH_INDEX = ["variant", "match_index"]  # a match, within the run (standing's join)
 
 GROUPS = ("winners", "standing")
 
@@ -66,17 +69,6 @@ def gold_share(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
         "variant", "group", "mean", "lo", "hi", "n", "matches")
 
 
-def _standing(turns: pl.LazyFrame, seats: pl.DataFrame | None) -> pl.LazyFrame:
-    if seats is None:
-        return turns.filter((pl.col("region") + pl.col("population") + pl.col("cities")
-                             + pl.col("monuments")) > 0)
-    gone = seats.lazy().select("variant", "match_index", "seat", "eliminated_turn")
-    return (turns.join(gone, on=["variant", "match_index", "seat"], how="left")
-            .filter(pl.col("eliminated_turn").is_null()
-                    | (pl.col("turn") < pl.col("eliminated_turn")))
-            .drop("eliminated_turn"))
-
-
 def standing_turns(turns: pl.DataFrame | pl.LazyFrame,
                    seats: pl.DataFrame | None = None) -> pl.DataFrame:
     """The rows of `turns` (the table or its lazy scan) of seats still standing at
@@ -86,24 +78,29 @@ def standing_turns(turns: pl.DataFrame | pl.LazyFrame,
     eliminated). Without: rows where the seat holds region, population, city or
     Monument points (a standing seat holds at least one city; an eliminated one
     holds nothing but its gold), the same rows unless a variant sets all those
-    weights to 0.
+    weights to 0 (sim.outputs.summaries.standing).
     """
-    return _standing(turns.lazy(), seats).collect()
+    return standing(turns.lazy(), seats, MATCH_INDEX).collect()
 
 
 def gold_share_over_turns(turns: pl.DataFrame | pl.LazyFrame,
-                          seats: pl.DataFrame | None = None) -> pl.DataFrame:
+                          seats: pl.DataFrame | None = None,
+                          sums: pl.LazyFrame | None = None) -> pl.DataFrame:
     """T13's gold term as a share of score, turn by turn, over standing seats.
 
     Columns: variant, turn, mean_share (mean over the seat rows of that turn that
     are standing (standing_turns) and have score > 0 of gold / score), n (those
     rows). Pass `seats` to read eliminations from seats.eliminated_turn. `turns` may
-    be a lazy scan: the rows are aggregated as they stream, never held.
+    be a lazy scan: the rows are aggregated as they stream, never held. `sums`: the
+    run's `gold_turns` table (each chunk's sums per turn, written by the sweep with
+    its seats: sim.outputs.summaries; sim.analysis.load.RunScan.gold_turns), read
+    instead of `turns` when given.
     """
-    out = (_standing(turns.lazy(), seats).filter(pl.col("score") > 0)
-           .with_columns((pl.col("gold") / pl.col("score")).alias("share"))
-           .group_by("variant", "turn")
-           .agg(pl.col("share").mean().alias("mean_share"), pl.len().cast(pl.Int64).alias("n")))
+    if sums is None:
+        sums = gold_turn_sums(turns, seats, MATCH_INDEX, ["variant"])
+    out = sums.group_by("variant", "turn").agg(
+        (pl.col("share_sum").sum() / pl.col("n").sum()).alias("mean_share"),
+        pl.col("n").sum().cast(pl.Int64))
     return out.collect(engine="streaming").sort("variant", "turn")
 
 

@@ -93,6 +93,8 @@ class RunScan:
     # None for a run written before them, whose readers use events and turns instead
     usage: pl.LazyFrame | None = None
     quiet: pl.LazyFrame | None = None
+    dominance_runs: pl.LazyFrame | None = None
+    gold_turns: pl.LazyFrame | None = None
 
     @property
     def variants(self) -> list[str]:
@@ -151,7 +153,7 @@ def scan_run(run_dir: Path | str) -> RunScan:
     """`run_dir` as load_run reads it (the same checks, baseline and sorted small
     tables), except that events and turns stay lazy scans: nothing of theirs is read
     until a metric collects the columns and rows it needs; and with the run's
-    per-match aggregates (`usage`, `quiet`) when it has them."""
+    aggregates (`usage`, `quiet`, `dominance_runs`, `gold_turns`) when it has them."""
     lazy = {"events", "turns"}
     root, tables, provenance = _open(
         run_dir, lambda r, t: scan_table(r, t) if t in lazy else read_table(r, t))

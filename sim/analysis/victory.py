@@ -17,6 +17,7 @@ from sim.analysis._frames import (
     wilson_columns,
 )
 from sim.analysis.stats import multinomial_intervals
+from sim.outputs.summaries import dominance_runs
 
 
 def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
@@ -93,7 +94,8 @@ def counters_to_win(provenance: dict[str, Any]) -> dict[str, int]:
 
 def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
                 events: pl.DataFrame,
-                counter_to_win: int | dict[str, int] = COUNTER_TO_WIN) -> pl.DataFrame:
+                counter_to_win: int | dict[str, int] = COUNTER_TO_WIN,
+                runs: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Instant victories that almost happened: dominance (V18) and science (V16, V17).
 
     dominance_near_misses: runs of a seat's dominance counter (turns table, seat rows
@@ -112,28 +114,23 @@ def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
     default = COUNTER_TO_WIN if isinstance(counter_to_win, dict) else counter_to_win
     win = pl.col("variant").replace_strict(list(limits), list(limits.values()),
                                            default=default, return_dtype=pl.Int64)
-    turns = turns.lazy().select(*seat, "match_index", "turn", "dominance")
-    # only a seat whose counter ever reached counter_to_win - 2 can have a near miss:
-    # the runs of the others (nearly all rows) need not be sorted out at all
-    close = turns.filter(pl.col("dominance") >= win - 2).select(*seat, "match_index").unique() \
-        .collect(engine="streaming")
-    # their matches first, by integer index within each variant (cheap to test on every
-    # row), then exactly their seats
-    theirs = pl.lit(False)
-    for (variant,), part in close.group_by(["variant"]):
-        theirs = theirs | ((pl.col("variant") == variant)
-                           & pl.col("match_index").is_in(part.get_column("match_index").unique()
-                                                         .implode()))
-    runs = (turns.filter(theirs).join(close.lazy().select(seat), on=seat, how="semi")
-            .sort(*seat, "turn")
-            .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
-            .with_columns(pl.col("run").max().over(seat).alias("last_run"))
-            .filter(pl.col("dominance") > 0)
-            .group_by(*seat, "run")
-            .agg(pl.col("dominance").max().alias("peak"), pl.col("last_run").first()))
-    missed = (runs.filter((pl.col("peak") >= win - 2) & (pl.col("peak") < win)
-                          & (pl.col("run") < pl.col("last_run")))
-              .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("dom"))
+    if runs is None:
+        turns = turns.lazy().select(*seat, "match_index", "turn", "dominance")
+        # only a seat whose counter ever reached counter_to_win - 2 can have a near
+        # miss: the runs of the others (nearly all rows) need not be sorted out at all
+        close = turns.filter(pl.col("dominance") >= win - 2).select(*seat, "match_index") \
+            .unique().collect(engine="streaming")
+        # their matches first, by integer index within each variant (cheap to test on
+        # every row), then exactly their seats
+        theirs = pl.lit(False)
+        for (variant,), part in close.group_by(["variant"]):
+            theirs = theirs | ((pl.col("variant") == variant)
+                               & pl.col("match_index").is_in(
+                                   part.get_column("match_index").unique().implode()))
+        runs = dominance_runs(turns.filter(theirs).join(close.lazy().select(seat), on=seat,
+                                                        how="semi"), MATCH)
+    missed = (runs.lazy().filter((pl.col("peak") >= win - 2) & (pl.col("peak") < win))
+              .group_by(*MATCH).agg(pl.col("runs").sum().cast(pl.Int64).alias("dom"))
               .collect(engine="streaming"))
     lost = (events.filter(pl.col("kind") == "observatory_lost")
             .group_by(*MATCH).agg(pl.len().cast(pl.Int64).alias("obs")))

@@ -56,16 +56,22 @@ SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
              "events": ["match_index", "event"], "turns": ["match_index", "turn", "seat"],
              "errors": ["match_index"]}
 
-# Per-match aggregates of the events and turns tables, written by each chunk beside them
+# Aggregates of the events and turns tables, written by each chunk beside them
 # (sim.outputs.summaries, docs/outcomes.md): usage, the events each match had; quiet,
-# each match's longest run of quiet turns. A run written before they existed has none,
-# and its readers compute the same rows from events and turns.
+# each match's longest run of quiet turns; dominance_runs, each match's finished runs
+# of a dominance counter by peak; gold_turns, the chunk's gold shares summed per turn.
+# A run written before them lacks them, and its readers compute the same rows from
+# events and turns.
 SUMMARY_SCHEMAS: dict[str, dict[str, Any]] = {
     "usage": {"match_index": pl.Int64, "kind": pl.Utf8, "side": pl.Int64, "item": pl.Utf8},
     "quiet": {"match_id": pl.Utf8, "match_index": pl.Int64, "quiet": pl.Int64,
               "turn": pl.Int64},
+    "dominance_runs": {"match_id": pl.Utf8, "match_index": pl.Int64, "peak": pl.Int64,
+                       "runs": pl.Int64},
+    "gold_turns": {"turn": pl.Int64, "share_sum": pl.Float64, "n": pl.Int64},
 }
 SUMMARIES = tuple(SUMMARY_SCHEMAS)
 SUMMARY_SORT_KEYS = {"usage": ["match_index", "kind", "side", "item"],
-                     "quiet": ["match_index"]}
+                     "quiet": ["match_index"], "dominance_runs": ["match_index", "peak"],
+                     "gold_turns": ["turn"]}
 WRITTEN = (*TABLES, *SUMMARIES)   # every table a chunk writes

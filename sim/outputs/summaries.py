@@ -1,13 +1,16 @@
 """Per-match aggregates a sweep writes beside the outcome tables, chunk by chunk.
 
-The report needs two things from the big tables that no metric can get from a few
-columns: which events each match had (content usage: every item and mechanic used)
-and each match's longest quiet stretch (the stall flag). Both are a full pass over
-the events or turns table, some 14 million rows in a 12,000-match run: two seconds
-of every report. A chunk's worker has those rows in memory already, so it writes
-the two aggregates as tables of their own (`usage`, `quiet`; docs/outcomes.md),
-with the same layout, marker checksums and verification as the others. A match
-lies in one chunk, so the run's aggregate is the concatenation of the chunks'.
+The report needs four things from the big tables that no metric can get from a few
+columns: which events each match had (content usage: every item and mechanic used),
+each match's longest quiet stretch (the stall flag), its seats' dominance runs (the
+near misses) and the gold share of standing seats turn by turn. Each is a full pass
+over the events or turns table, some 14 and 4 million rows in a 12,000-match run:
+about half a second of CPU each in every report. A chunk's worker has those rows in
+memory already, so it writes the aggregates as tables of their own (`usage`,
+`quiet`, `dominance_runs`, `gold_turns`; docs/outcomes.md), with the same layout,
+marker checksums and verification as the others. A match lies in one chunk, so the
+run's per-match aggregates are the concatenation of the chunks', and the run's sums
+per turn the sums of theirs.
 
 The functions take one chunk's frames or a whole table's lazy scan alike: the
 report computes the same rows from the events and turns of a run written before
@@ -123,11 +126,82 @@ def quiet_rows(turns: pl.DataFrame, events: pl.DataFrame, matches: pl.DataFrame,
             .select(list(SUMMARY_SCHEMAS["quiet"])).sort("match_index"))
 
 
+def dominance_runs(turns: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Each match's finished runs of a seat's dominance counter (V18), counted by
+    peak: `keys` (naming the match), peak (the run's highest counter), runs (how many
+    of the match's runs peaked there). A run is the counter's turns above 0 between
+    turns at 0, finished when the counter dropped back to 0 before the match ended (a
+    run still going at the end is no near miss: it may have won). turns: rows (keys,
+    seat, turn, dominance), the table or its lazy scan. A near miss of a threshold W is
+    a run whose peak is W - 2 or W - 1 (sim.analysis.victory.near_misses)."""
+    seat = [*keys, "seat"]
+    return (turns.lazy().select(*seat, "turn", "dominance").sort(*seat, "turn")
+            .with_columns((pl.col("dominance") == 0).cum_sum().over(seat).alias("run"))
+            .with_columns(pl.col("run").max().over(seat).alias("last_run"))
+            .filter(pl.col("dominance") > 0)
+            .group_by(*seat, "run")
+            .agg(pl.col("dominance").max().alias("peak"), pl.col("last_run").first())
+            .filter(pl.col("run") < pl.col("last_run"))
+            .group_by(*keys, "peak").agg(pl.len().cast(pl.Int64).alias("runs")))
+
+
+def dominance_run_rows(turns: pl.DataFrame) -> pl.DataFrame:
+    """One chunk's `dominance_runs` table: dominance_runs of its turns."""
+    return (dominance_runs(turns, ["match_id", "match_index"]).collect()
+            .cast(SUMMARY_SCHEMAS["dominance_runs"])
+            .select(list(SUMMARY_SCHEMAS["dominance_runs"]))
+            .sort(SUMMARY_SORT_KEYS["dominance_runs"]))
+
+
+def standing(turns: pl.LazyFrame, seats: pl.DataFrame | pl.LazyFrame | None,
+             keys: list[str]) -> pl.LazyFrame:
+    """The rows of `turns` of seats still standing at the end of that turn: before
+    the seat's eliminated_turn in `seats` (every row of a seat never eliminated),
+    joined on `keys` and seat; without `seats`, the rows where the seat holds region,
+    population, city or Monument points (a standing seat holds at least one city; an
+    eliminated one holds nothing but its gold: the same rows unless a variant sets all
+    those weights to 0)."""
+    if seats is None:
+        return turns.filter((pl.col("region") + pl.col("population") + pl.col("cities")
+                             + pl.col("monuments")) > 0)
+    gone = seats.lazy().select(*keys, "seat", "eliminated_turn")
+    return (turns.join(gone, on=[*keys, "seat"], how="left")
+            .filter(pl.col("eliminated_turn").is_null()
+                    | (pl.col("turn") < pl.col("eliminated_turn")))
+            .drop("eliminated_turn"))
+
+
+def gold_turn_sums(turns: pl.DataFrame | pl.LazyFrame,
+                   seats: pl.DataFrame | pl.LazyFrame | None,
+                   keys: list[str], by: list[str]) -> pl.LazyFrame:
+    """T13's gold term as a share of score summed per turn over the rows of seats
+    standing at that turn with score > 0: `by`, turn, share_sum (the sum of gold /
+    score), n (the rows summed); `keys` name a match (standing's join). Sums, so the
+    chunks' rows add up to the run's (sim.analysis.gold.gold_share_over_turns)."""
+    return (standing(turns.lazy(), seats, keys).filter(pl.col("score") > 0)
+            .group_by(*by, "turn")
+            .agg((pl.col("gold") / pl.col("score")).sum().alias("share_sum"),
+                 pl.len().cast(pl.Int64).alias("n")))
+
+
+def gold_turn_rows(turns: pl.DataFrame, seats: pl.DataFrame) -> pl.DataFrame:
+    """One chunk's `gold_turns` table: gold_turn_sums of its turns and seats."""
+    keys = ["match_index"]
+    return (gold_turn_sums(turns.select(*keys, "seat", "turn", "gold", "score"), seats,
+                           keys, []).collect()
+            .cast(SUMMARY_SCHEMAS["gold_turns"]).select(list(SUMMARY_SCHEMAS["gold_turns"]))
+            .sort(SUMMARY_SORT_KEYS["gold_turns"]))
+
+
 def summaries(frames: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """The aggregate tables of one chunk's outcome frames (matches, events, turns)."""
+    """The aggregate tables of one chunk's outcome frames (matches, seats, events,
+    turns)."""
     return {"usage": usage_rows(frames["events"]),
-            "quiet": quiet_rows(frames["turns"], frames["events"], frames["matches"])}
+            "quiet": quiet_rows(frames["turns"], frames["events"], frames["matches"]),
+            "dominance_runs": dominance_run_rows(frames["turns"]),
+            "gold_turns": gold_turn_rows(frames["turns"], frames["seats"])}
 
 
-__all__ = ["CAPTURES", "NAMED_KINDS", "event_use", "quiet_rows", "quiet_runs", "summaries",
-           "usage_rows"]
+__all__ = ["CAPTURES", "NAMED_KINDS", "dominance_run_rows", "dominance_runs", "event_use",
+           "gold_turn_rows", "gold_turn_sums", "quiet_rows", "quiet_runs", "standing",
+           "summaries", "usage_rows"]

@@ -344,8 +344,8 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
                                 "final score (T13): winners, and seats standing at the end; "
                                 "95% intervals clustered by match.") +
             _table(gold, {"mean": "pct", "lo": "pct", "hi": "pct"}) +
-            figure(later.gold_share_over_turns(metrics.gold_share_over_turns(run.turns,
-                                                                              run.seats)),
+            figure(later.gold_share_over_turns(metrics.gold_share_over_turns(
+                run.turns, run.seats, sums=run.gold_turns)),
                    "Mean share per turn over the seats standing at that turn.") +
             figure(later.score_decomposition(metrics.score_decomposition(run.seats)),
                    "Mean points per score term, winners and standing seats."))
@@ -379,7 +379,8 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
             "some variant: dead content, a lever on it does nothing. Items are the "
             "variants' tables as provenance.json recorded them.</p>")
     counters = metrics.counters_to_win(prov)
-    near = metrics.near_misses(run.turns, run.matches, events, counters).with_columns(
+    near = metrics.near_misses(run.turns, run.matches, events, counters,
+                               runs=run.dominance_runs).with_columns(
         pl.col("variant").replace_strict(list(counters), list(counters.values()),
                                          default=metrics.COUNTER_TO_WIN,
                                          return_dtype=pl.Int64).alias("counter_to_win"))
