@@ -73,6 +73,13 @@ def test_gold_turn_sums_add_up_to_the_share_over_turns():
     sums = pl.concat([gold_turn_rows(part.drop("variant"), seats.filter(
         pl.col("match_index") == part.item(0, "match_index")).drop("variant"))
         for part in (a, b)]).with_columns(pl.lit("v").alias("variant"))
+    # one chunk holding both matches writes the same rows as a chunk each: one row per
+    # match and turn, whatever the chunking
+    both = gold_turn_rows(pl.concat([a, b]).drop("variant"), seats.drop("variant"))
+    assert_frame_equal(both, sums.drop("variant"))
+    # (match 0 has no row at turn 3: seat 0 scores nothing, seat 1 is eliminated)
+    assert both.select("match_index", "turn", "n").rows() == [(0, 1, 2), (0, 2, 2), (1, 1, 1),
+                                                              (1, 2, 1), (1, 3, 1)]
     got = metrics.gold_share_over_turns(pl.concat([a, b]), seats, sums=sums.lazy())
     # turn 1: 1/4, 3/4, 0/2; turn 2: 2/4, 3/6, 1/2; turn 3: seat 0 of match 0 has no
     # score and seat 1 was eliminated that turn: 2/2 alone

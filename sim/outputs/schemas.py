@@ -59,7 +59,7 @@ SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
 # Aggregates of the events and turns tables, written by each chunk beside them
 # (sim.outputs.summaries, docs/outcomes.md): usage, the events each match had; quiet,
 # each match's longest run of quiet turns; dominance_runs, each match's finished runs
-# of a dominance counter by peak; gold_turns, the chunk's gold shares summed per turn.
+# of a dominance counter by peak; gold_turns, each match's gold shares summed per turn.
 # A run written before them lacks them, and its readers compute the same rows from
 # events and turns.
 SUMMARY_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -68,10 +68,11 @@ SUMMARY_SCHEMAS: dict[str, dict[str, Any]] = {
               "turn": pl.Int64},
     "dominance_runs": {"match_id": pl.Utf8, "match_index": pl.Int64, "peak": pl.Int64,
                        "runs": pl.Int64},
-    "gold_turns": {"turn": pl.Int64, "share_sum": pl.Float64, "n": pl.Int64},
+    "gold_turns": {"match_index": pl.Int64, "turn": pl.Int64, "share_sum": pl.Float64,
+                   "n": pl.Int64},
 }
 SUMMARIES = tuple(SUMMARY_SCHEMAS)
 SUMMARY_SORT_KEYS = {"usage": ["match_index", "kind", "side", "item"],
                      "quiet": ["match_index"], "dominance_runs": ["match_index", "peak"],
-                     "gold_turns": ["turn"]}
+                     "gold_turns": ["match_index", "turn"]}
 WRITTEN = (*TABLES, *SUMMARIES)   # every table a chunk writes

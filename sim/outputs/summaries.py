@@ -3,14 +3,14 @@
 The report needs four things from the big tables that no metric can get from a few
 columns: which events each match had (content usage: every item and mechanic used),
 each match's longest quiet stretch (the stall flag), its seats' dominance runs (the
-near misses) and the gold share of standing seats turn by turn. Each is a full pass
+near misses) and the gold share of standing seats turn by turn (summed per match
+and turn). Each is a full pass
 over the events or turns table, some 14 and 4 million rows in a 12,000-match run:
 about half a second of CPU each in every report. A chunk's worker has those rows in
 memory already, so it writes the aggregates as tables of their own (`usage`,
 `quiet`, `dominance_runs`, `gold_turns`; docs/outcomes.md), with the same layout,
 marker checksums and verification as the others. A match lies in one chunk, so the
-run's per-match aggregates are the concatenation of the chunks', and the run's sums
-per turn the sums of theirs.
+run's aggregates are the concatenation of the chunks'.
 
 The functions take one chunk's frames or a whole table's lazy scan alike: the
 report computes the same rows from the events and turns of a run written before
@@ -20,6 +20,7 @@ check the written tables against that.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from sim.outputs.schemas import SUMMARY_SCHEMAS, SUMMARY_SORT_KEYS
@@ -176,8 +177,9 @@ def gold_turn_sums(turns: pl.DataFrame | pl.LazyFrame,
                    keys: list[str], by: list[str]) -> pl.LazyFrame:
     """T13's gold term as a share of score summed per turn over the rows of seats
     standing at that turn with score > 0: `by`, turn, share_sum (the sum of gold /
-    score), n (the rows summed); `keys` name a match (standing's join). Sums, so the
-    chunks' rows add up to the run's (sim.analysis.gold.gold_share_over_turns)."""
+    score), n (the rows summed); `keys` name a match (standing's join). Sums, so
+    per-match rows add up to the run's (sim.analysis.gold.gold_share_over_turns).
+    Lazy: a whole run's turns stream through it."""
     return (standing(turns.lazy(), seats, keys).filter(pl.col("score") > 0)
             .group_by(*by, "turn")
             .agg((pl.col("gold") / pl.col("score")).sum().alias("share_sum"),
@@ -185,12 +187,24 @@ def gold_turn_sums(turns: pl.DataFrame | pl.LazyFrame,
 
 
 def gold_turn_rows(turns: pl.DataFrame, seats: pl.DataFrame) -> pl.DataFrame:
-    """One chunk's `gold_turns` table: gold_turn_sums of its turns and seats."""
+    """One chunk's `gold_turns` table: the rows of gold_turn_sums per match and turn
+    (per match, so the table, like every other, is the same whatever the chunking)."""
     keys = ["match_index"]
-    return (gold_turn_sums(turns.select(*keys, "seat", "turn", "gold", "score"), seats,
-                           keys, []).collect()
-            .cast(SUMMARY_SCHEMAS["gold_turns"]).select(list(SUMMARY_SCHEMAS["gold_turns"]))
-            .sort(SUMMARY_SORT_KEYS["gold_turns"]))
+    group = [*keys, "turn"]
+    rows = (standing(turns.lazy().select(*keys, "seat", "turn", "gold", "score"), seats,
+                     keys)
+            .filter(pl.col("score") > 0)
+            .select(*group, "seat", (pl.col("gold") / pl.col("score")).alias("share"))
+            .sort(*group, "seat").collect())
+    # summed by numpy in seat order: a float sum depends on the order it adds in, and
+    # no written table may depend on how polars' threads meet the rows
+    starts = rows.select(pl.struct(group).is_first_distinct().arg_true()).to_series().to_numpy()
+    share = rows.get_column("share").to_numpy()
+    sums = np.add.reduceat(share, starts) if rows.height else share[:0]
+    return (rows[starts].select(*group)
+            .with_columns(pl.Series("share_sum", sums, pl.Float64),
+                          pl.Series("n", np.diff(np.append(starts, rows.height)), pl.Int64))
+            .cast(SUMMARY_SCHEMAS["gold_turns"]).select(list(SUMMARY_SCHEMAS["gold_turns"])))
 
 
 def summaries(frames: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
