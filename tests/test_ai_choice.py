@@ -8,11 +8,11 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st_
 
 from sim.kernels.ai.choice import band_weights, graded_pick
-from sim.world.rng import new_state, next_u64
+from sim.world.rng import below, new_state, next_u64
 from sim.world.state import empty_state
 
 pytestmark = pytest.mark.nojit
@@ -84,3 +84,27 @@ def test_choice_frequency_moves_with_value_as_a_slope():
     assert all(a < b for a, b in pairwise(shares))
     assert 0.4 < shares[-1] < 0.6                  # equal values: about half
     assert max(b - a for a, b in pairwise(shares)) < 0.35
+
+
+@settings(deadline=None, max_examples=60)
+@given(st_.lists(st_.integers(-50, 5000), min_size=1, max_size=12), st_.integers(0, 100),
+       st_.integers(0, 1 << 40))
+@example([100, 50], 50, 7)        # a value on the floor has no weight: no draw
+@example([100, 50, 75], 50, 7)    # nor a share of the draw
+def test_a_pick_is_the_draw_over_band_weights(values, band_pct, seed):
+    """graded_pick reads each weight off the band's floor as it goes: the same pick and
+    the same stream afterwards as one draw below the weights' total, walked over
+    band_weights (the plain rule), with no draw when at most one option has weight."""
+    arr = np.asarray(values, dtype=np.int64)
+    st = _state(seed)
+    weights = [int(w) for w in band_weights(arr, np.int64(len(values)), np.int64(band_pct))]
+    stream = st.rng_ai[1:2].copy()
+    live = [i for i, w in enumerate(weights) if w > 0]
+    if len(live) <= 1:
+        expect = live[0] if live else -1
+    else:
+        x = int(below(stream, np.int64(sum(weights))))
+        expect = next(i for i in range(len(weights)) if x < sum(weights[: i + 1]))
+    got = graded_pick(st, np.int64(1), arr, np.int64(len(values)), np.int64(band_pct))
+    assert got == expect
+    assert st.rng_ai[1] == stream[0]

@@ -155,3 +155,33 @@ def test_unowned_views_are_the_arrays_themselves():
 
 def _positions_board():
     return next(_positions(seeds=range(1), every=1))[1]
+
+
+def test_city_yields_are_the_plain_economy_rule_per_yield():
+    """city_yields (C: Economy) gives its four yields as a tuple, not an array (flow_income
+    asks for every city every turn): on played positions each equals the plain rule
+    (base + per-population × population, the city's nodes for the node kinds, its
+    buildings' yields) and city_yield's one yield, in sim.rules.codes.YIELDS order."""
+    from sim.kernels.rules.common import city_yield, city_yields
+    from sim.kernels.rules.territory import node_income
+    from sim.rules.codes import N_NODE_KINDS, N_YIELDS
+
+    checked = 0
+    for st, board in _positions(every=20):
+        tile_city = regions(st, TB, board)
+        nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], TB.node_yield)
+        for c in range(int(st.n_cities[0])):
+            if st.city_tile[c] < 0:
+                continue
+            got = city_yields(st, TB, np.int64(c), nodes)
+            assert len(got) == N_YIELDS
+            pop = int(st.city_pop[c])
+            for k in range(N_YIELDS):
+                plain = int(TB.yield_base[k]) + int(TB.yield_per_population[k]) * pop
+                plain += int(nodes[c, k]) if k < N_NODE_KINDS else 0
+                plain += sum(int(TB.building_yield[b, k])
+                             for b in range(TB.building_cost.shape[0])
+                             if st.city_buildings[c, b])
+                assert got[k] == plain == city_yield(st, TB, np.int64(c), nodes, np.int64(k))
+                checked += 1
+    assert checked > 200

@@ -24,20 +24,26 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
+@njit(inline='always')  # numba-inlined: two integers, no call
+def band_floor(values: np.ndarray, n: np.int64, band_pct: np.int64) -> tuple[np.int64, bool]:
+    """(floor, any): the band's floor best - max(best × band_pct %, 1) over
+    `values[:n]`, and whether any value is positive (else no option has weight)."""
+    best = np.int64(0)
+    for i in range(n):
+        best = max(best, values[i])
+    return best - max(best * band_pct // PERCENT, np.int64(1)), best > 0
+
+
 @njit
 def band_weights(values: np.ndarray, n: np.int64, band_pct: np.int64) -> np.ndarray:
     """(n,) int64 draw weights of `values[:n]`: value - floor above the floor
     best - max(best × band_pct %, 1), else 0; all zero when no value is positive."""
     out = np.zeros(n, dtype=np.int64)
-    best = np.int64(0)
-    for i in range(n):
-        best = max(best, values[i])
-    if best <= 0:
-        return out
-    floor = best - max(best * band_pct // PERCENT, np.int64(1))
-    for i in range(n):
-        if values[i] > floor:
-            out[i] = values[i] - floor
+    floor, any_ = band_floor(values, n, band_pct)
+    if any_:
+        for i in range(n):
+            if values[i] > floor:
+                out[i] = values[i] - floor
     return out
 
 
@@ -46,21 +52,26 @@ def graded_pick(st: State, seat: np.int64, values: np.ndarray, n: np.int64,
                 band_pct: np.int64) -> np.int64:
     """Index into `values[:n]` (utilities, int64; <= 0: not an option) drawn with
     `band_weights`, or -1 when no option is positive. Draws once from the seat's
-    AI stream only when more than one option has weight."""
-    weights = band_weights(values, n, band_pct)
+    AI stream only when more than one option has weight. The weights are read off
+    the floor as they are needed: the AI picks some 1,500 times a match, and an
+    array for them was a sixth of a match's allocations."""
+    floor, any_ = band_floor(values, n, band_pct)
+    if not any_:
+        return -1
     total = np.int64(0)
     last = -1
     count = 0
     for i in range(n):
-        if weights[i] > 0:
-            total += weights[i]
+        if values[i] > floor:
+            total += values[i] - floor
             last = i
             count += 1
     if count <= 1:
         return last
     x = below(st.rng_ai[seat:seat + 1], total)
     for i in range(n):
-        if x < weights[i]:
-            return i
-        x -= weights[i]
+        if values[i] > floor:
+            if x < values[i] - floor:
+                return i
+            x -= values[i] - floor
     return last

@@ -20,10 +20,13 @@ from sim.rules.codes import (
     EV_ELIMINATED,
     EV_PACT_END,
     EV_VICTORY,
+    FOOD,
+    GOLD,
     HUMAN_OUT,
     N_DIRECTIONS,
     N_NODE_KINDS,
-    N_YIELDS,
+    PRODUCTION,
+    SCIENCE,
 )
 
 if TYPE_CHECKING:
@@ -215,23 +218,29 @@ def check_conquest(st: State, tb: TableArrays, board: Board) -> None:
 
 
 @njit
-def city_yields(st: State, tb: TableArrays, city: np.int64, node_yields: np.ndarray) -> np.ndarray:
-    """Normal (4,) food, production, gold, science of a city, ignoring revolt (C: Economy).
+def city_yields(st: State, tb: TableArrays, city: np.int64,
+                node_yields: np.ndarray) -> tuple[np.int64, np.int64, np.int64, np.int64]:
+    """Normal food, production, gold, science of a city, ignoring revolt (C: Economy):
+    a tuple indexed like sim.rules.codes.YIELDS (FOOD, PRODUCTION, GOLD, SCIENCE), not
+    an array, since flow_income asks for every city's every turn and an array is an
+    allocation each time.
 
     node_yields: (C, 3) from territory.node_income.
     """
-    out = np.zeros(N_YIELDS, dtype=np.int64)
     pop = st.city_pop[city]
-    for k in range(N_YIELDS):
-        out[k] = tb.yield_base[k] + tb.yield_per_population[k] * pop
     # the node kinds are the first yields (sim.rules.codes.YIELDS)
-    for k in range(N_NODE_KINDS):
-        out[k] += node_yields[city, k]
+    food = tb.yield_base[FOOD] + tb.yield_per_population[FOOD] * pop + node_yields[city, FOOD]
+    production = tb.yield_base[PRODUCTION] + tb.yield_per_population[PRODUCTION] * pop + \
+        node_yields[city, PRODUCTION]
+    gold = tb.yield_base[GOLD] + tb.yield_per_population[GOLD] * pop + node_yields[city, GOLD]
+    science = tb.yield_base[SCIENCE] + tb.yield_per_population[SCIENCE] * pop
     for b in range(tb.building_cost.shape[0]):
         if st.city_buildings[city, b]:
-            for k in range(N_YIELDS):
-                out[k] += tb.building_yield[b, k]
-    return out
+            food += tb.building_yield[b, FOOD]
+            production += tb.building_yield[b, PRODUCTION]
+            gold += tb.building_yield[b, GOLD]
+            science += tb.building_yield[b, SCIENCE]
+    return food, production, gold, science
 
 
 @njit
