@@ -182,6 +182,57 @@ _STOCK: dict = {}
 _NESTING = threading.local()  # .depth: compiles under way for a compiled caller
 
 
+def _refcount_module(triple: str, data_layout: str):
+    """An LLVM module defining NRT_incref and NRT_decref as numba defines them (its own
+    generators: the same null check, atomic add or subtract and destructor call), but
+    always inlined instead of never (see _inline_refcounts); None when numba's NRT is
+    built for debugging (the functions then take a second argument)."""
+    from llvmlite import binding, ir
+    from numba.core import config
+    from numba.core.runtime import nrtdynmod
+
+    if config.DEBUG_NRT or getattr(nrtdynmod, "print_nrt_stack", False):
+        return None
+    module = ir.Module(name="inline_refcounts")
+    module.triple, module.data_layout = triple, data_layout
+    increment = nrtdynmod._define_atomic_inc_dec(module, "add", ordering="monotonic")
+    decrement = nrtdynmod._define_atomic_inc_dec(module, "sub", ordering="monotonic")
+    nrtdynmod._define_nrt_incref(module, increment)
+    nrtdynmod._define_nrt_decref(module, decrement)
+    for fn in module.functions:
+        if not fn.is_declaration:
+            fn.attributes.discard("noinline")
+            fn.attributes.add("alwaysinline")
+    return binding.parse_assembly(str(module))
+
+
+_REFCOUNT_FUNCTIONS = ("NRT_incref", "NRT_decref", "nrt_atomic_add", "nrt_atomic_sub")
+
+
+def _inline_refcounts(final_module) -> None:
+    """Define numba's reference counts inside a final module, internal and always
+    inlined, once its refcount pruning has run (numba keeps NRT_incref and NRT_decref
+    out of line only so that the pruning pass can find their calls).
+
+    The next optimization pass then inlines them: an array whose owner is a constant
+    null (a field of the state or tables record, a view sim.jit.unowned made) loses its
+    counting altogether, and the rest cost a test and an atomic operation instead of a
+    call. Most calls in a match were on such arrays (sampled with gdb at their entry:
+    77 % had a null owner), and the two functions held 9-10 % of a match's perf samples.
+    Internal, the definitions clash with no symbol of numba's runtime and are dropped
+    once every call is inlined."""
+    present = {fn.name for fn in final_module.functions}
+    if not present.intersection(_REFCOUNT_FUNCTIONS[:2]):
+        return
+    definitions = _refcount_module(final_module.triple, final_module.data_layout)
+    if definitions is None:
+        return
+    final_module.link_in(definitions)
+    for fn in final_module.functions:
+        if fn.name in _REFCOUNT_FUNCTIONS and not fn.is_declaration:
+            fn.linkage = "internal"
+
+
 def _defer_machine_code() -> bool:
     """Make numba turn a function into machine code only when Python calls it.
 
@@ -255,6 +306,7 @@ def _defer_machine_code() -> bool:
             # and a single pass over the whole tree made matches 8 % slower (two or
             # three: as fast as stock numba, README: benchmarks)
             self._optimize_final_module()
+            _inline_refcounts(self._final_module)
             self._optimize_final_module()
             self._final_module.verify()
             self._finalize_final_module()

@@ -264,3 +264,68 @@ def test_old_versions_caches_beyond_the_most_recent_are_removed(tmp_path, monkey
     assert current.is_dir() and (tmp_path / "last-compile-seconds").exists()
     assert [f.exists() for f in old] == [True, True, False, False, False, False]
     assert jit.prune_caches(keep=2) == (0, 0)
+
+
+# --- reference counts inlined once pruned (sim.jit._inline_refcounts) -------------------
+
+_OWNED = """
+import numpy as np
+from sim.jit import njit
+
+@njit
+def tail_of(n):
+    a = np.arange(n)
+    return a[2:]            # a view: the only reference left to its parent
+
+@njit
+def weigh(v, w):
+    return (v * w[: v.size]).sum()
+
+@njit
+def churn(n, rounds):
+    total = 0
+    for i in range(rounds):
+        v = tail_of(n + i % 3)
+        w = np.ones(v.size + 1, dtype=np.int64)
+        total += weigh(v, w)
+    return total
+"""
+
+_OWNED_CALLS = """
+import gc
+from numba.core.runtime import rtsys
+import owned
+
+print("churn", owned.churn(10, 1000))
+kept = owned.tail_of(6)     # boxed: Python now holds the view, and through it the parent
+before = rtsys.get_allocation_stats()
+print("kept", kept.tolist(), owned.churn(4, 500))
+del kept
+gc.collect()
+after = rtsys.get_allocation_stats()
+print("unfreed", (after.alloc - after.free) - (before.alloc - before.free))
+lib = next(iter(owned.churn.overloads.values())).library
+text = str(lib._final_module)
+print("refcount calls", text.count("@NRT_incref(") + text.count("@NRT_decref("))
+"""
+
+
+@pytest.mark.skipif(not jit.DEFERRED_MACHINE_CODE, reason="compiled runs only")
+def test_inlined_reference_counts_free_every_array_and_leave_no_call(tmp_path):
+    """Once numba's refcount pruning has run, NRT_incref and NRT_decref are defined in
+    the module and inlined: the machine code calls neither, arrays that are made,
+    sliced, handed on and dropped are all freed (numba's own allocation statistics), and
+    a view returned to Python keeps its parent alive until Python lets it go."""
+    (tmp_path / "owned.py").write_text(_OWNED)
+    (tmp_path / "calls.py").write_text(_OWNED_CALLS)
+    env = _sim_env(tmp_path / "cache") | {"NUMBA_NRT_STATS": "1"}
+    env["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{env['PYTHONPATH']}"
+    out = subprocess.run([sys.executable, str(tmp_path / "calls.py")], env=env,
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # sum over i of sum(k for k in 2..n+i%3-1) for 1000 rounds, then the kept view
+    expect = sum(sum(range(2, 10 + i % 3)) for i in range(1000))
+    assert out.stdout.splitlines() == [
+        f"churn {expect}", f"kept [2, 3, 4, 5] {sum(sum(range(2, 4 + i % 3)) for i in range(500))}",
+        "unfreed -1",    # the kept view's parent, freed once Python let go; nothing else
+        "refcount calls 0"]

@@ -185,9 +185,11 @@ def rank_seats(score: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> np.n
     return rank
 
 
-@njit
+@njit(inline='always')  # numba-inlined in rank_seats: S × (S - 1) calls a ranking, each
+# counting references to the two arrays it is handed
 def _ahead(a: np.int64, b: np.int64, score: np.ndarray, counts: np.ndarray,
            alive: np.ndarray) -> bool:
+    """Whether seat `a` ranks ahead of seat `b` (rank_seats' order)."""
     if alive[a] != alive[b]:
         return alive[a] != 0
     if score[a] != score[b]:
