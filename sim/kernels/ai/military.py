@@ -395,7 +395,8 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if k < max(ai.muster_units, 1):
             target = -1
         else:
-            front = np.sort(dist[:k])[max(ai.muster_units, 1) - 1]
+            dist[:k].sort()   # in place: np.sort would copy
+            front = dist[max(ai.muster_units, 1) - 1]
             assault = front <= ai.muster_radius
             hold = max(front - 1, ai.muster_radius - 1)
     for i in range(mine.shape[0] + st.n_units[0] - n_seen):
