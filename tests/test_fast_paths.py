@@ -18,7 +18,7 @@ from collections import deque
 import numpy as np
 
 from sim.engine.match import iter_turns, new_path_table
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.ai.sites import best_site, crowded_tiles
 from sim.kernels.loop import unowned_inputs
 from sim.kernels.rules.commands import path_length
@@ -185,3 +185,85 @@ def test_city_yields_are_the_plain_economy_rule_per_yield():
                 assert got[k] == plain == city_yield(st, TB, np.int64(c), nodes, np.int64(k))
                 checked += 1
     assert checked > 200
+
+
+# --- scratch on the stack (sim.jit.local_empty) -----------------------------------------
+
+def _local_empty_uses():
+    """(module, function node, call node) of every local_empty call under sim/kernels."""
+    import ast
+    from pathlib import Path
+
+    import sim.kernels
+
+    for path in sorted(Path(sim.kernels.__file__).parent.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "local_empty":
+                    yield path.name, fn, node
+
+
+def test_stack_scratch_is_used_only_where_it_cannot_outlive_its_frame():
+    """local_empty's array lives on its caller's stack: the caller must not be numba-
+    inlined (its stack space would land in the caller's caller, once per call of a
+    loop), must not call it inside a loop (each pass would take more stack) and must
+    not return the array."""
+    import ast
+
+    uses = list(_local_empty_uses())
+    assert len({(m, fn.name) for m, fn, _ in uses}) >= 6
+    for module, fn, call in uses:
+        where = f"{module}:{fn.name}"
+        for deco in fn.decorator_list:
+            assert "inline" not in ast.unparse(deco), where
+        loops = [n for n in ast.walk(fn) if isinstance(n, ast.For | ast.While)]
+        assert not any(call in list(ast.walk(loop)) for loop in loops), where
+        names = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.value is call
+                 for t in n.targets if isinstance(t, ast.Name)}
+        assert names, f"{where}: the scratch is not held in a name"
+        for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value):
+            # the names a return hands back (itself, a slice, a tuple's items), not
+            # those only read by a call whose answer is returned
+            assert not names & set(_returned_names(ret.value)), where
+
+
+def _returned_names(node):
+    import ast
+
+    if isinstance(node, ast.Name):
+        yield node.id
+    elif not isinstance(node, ast.Call):
+        for child in ast.iter_child_nodes(node):
+            yield from _returned_names(child)
+
+
+@njit
+def _stack_scratch_sum(n):
+    a = local_empty(n)
+    for i in range(n):
+        a[i] = i
+    return a[1:].sum()
+
+
+@njit
+def _many_stack_scratches(calls):
+    total = 0
+    for k in range(calls):
+        total += _stack_scratch_sum(500 + k % 7)
+    return total
+
+
+def test_stack_scratch_holds_its_values_and_leaves_no_stack_behind():
+    """Values written are read back (a view of it too); 200,000 calls of a function
+    that takes 4 KB of stack each, from one compiled loop, finish (the stack space is
+    given back at each return)."""
+    assert _stack_scratch_sum(np.int64(10)) == 45
+    assert _stack_scratch_sum(np.int64(0)) == 0
+    calls = 200_000
+    expect = sum((n * (n - 1)) // 2 for n in (500 + k % 7 for k in range(7)))
+    assert _many_stack_scratches(np.int64(calls)) == \
+        expect * (calls // 7) + sum((n * (n - 1)) // 2 for n in (500 + k % 7 for k in
+                                                              range(calls % 7)))

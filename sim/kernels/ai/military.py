@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.ai.paths import step_away, step_toward
 from sim.kernels.ai.sites import settler_orders
 from sim.kernels.ai.threats import (
@@ -383,7 +383,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     hold = 0
     if target >= 0 and not assault:
         tt = st.city_tile[target]
-        dist = np.empty(army + 1, dtype=np.int64)
+        dist = local_empty(army + 1)
         k = 0
         for i in range(mine.shape[0] + st.n_units[0] - n_seen):
             u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
@@ -408,8 +408,10 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if tb.unit_founds_city[st.unit_type[u]]:
             if settler_orders(st, tb, ai, board, path, u, seat, tile_city):
                 tile_city = regions(st, tb, board)
-    alarm = np.full(st.n_cities[0], UNSET, dtype=np.int64)
-    answered = np.zeros(st.n_cities[0], dtype=np.int64)
+    alarm = local_empty(st.n_cities[0])
+    alarm[:] = UNSET
+    answered = local_empty(st.n_cities[0])
+    answered[:] = 0
     finishing = st.seat_dominance[seat] > 0 and ai.finish_nearest and not holding
     if st.seat_dominance[seat] > 0 and not holding:
         # finishing (V18 counter running): one unit per threatened city, the rest march

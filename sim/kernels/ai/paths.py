@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.rules.commands import move_unit_at
 from sim.rules.codes import N_DIRECTIONS, OK
 
@@ -32,7 +32,7 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
     row = path[target]
     for t in range(n):
         row[t] = -1
-    queue = np.empty(n, dtype=np.int64)
+    queue = local_empty(n)
     head = 0
     tail = 0
     row[target] = 0

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
@@ -150,7 +150,8 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     n_b = tb.building_cost.shape[0]
     w = ai.weights
     # options: [0, n_units) units, then buildings
-    values = np.zeros(n_units + n_b, dtype=np.int64)
+    values = local_empty(n_units + n_b)
+    values[:] = 0
     has_melee = can_build_role(st, tb, seat, False)
     has_ranged = can_build_role(st, tb, seat, True)
     ranged = has_ranged and (not has_melee or

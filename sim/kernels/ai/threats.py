@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.rules.combat import may_attack_owner
 from sim.kernels.rules.common import is_military
 from sim.rules.codes import BANDIT, DISC_SIZES, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
@@ -225,13 +225,13 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
     live: rules.common.live_units, taken with nothing moved since."""
-    tiles = np.empty(live.shape[0], dtype=np.int64)
+    tiles = local_empty(live.shape[0])
     n_army = 0
     for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             tiles[n_army] = st.unit_tile[u]
             n_army += 1
-    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's city tiles
+    homes = local_empty(st.n_cities[0])  # the seat's city tiles
     n_homes = 0
     for h in range(st.n_cities[0]):
         if st.city_tile[h] >= 0 and st.city_owner[h] == seat:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit
+from sim.jit import local_empty, njit
 from sim.kernels.ai.diplomacy import ai_diplomacy
 from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
@@ -67,7 +67,7 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
     moved since (the units on the board, ascending)."""
     threats = np.zeros(st.n_cities[0], dtype=np.int64)
-    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's cities, ascending
+    homes = local_empty(st.n_cities[0])  # the seat's cities, ascending
     n_homes = 0
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
