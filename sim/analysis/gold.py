@@ -92,7 +92,7 @@ def gold_share_over_turns(turns: pl.DataFrame | pl.LazyFrame,
     are standing (standing_turns) and have score > 0 of gold / score), n (those
     rows). Pass `seats` to read eliminations from seats.eliminated_turn. `turns` may
     be a lazy scan: the rows are aggregated as they stream, never held. `sums`: the
-    run's `gold_turns` table (each chunk's sums per turn, written by the sweep with
+    run's `gold_turns` table (each match's sums per turn, written by the sweep with
     its seats: sim.outputs.summaries; sim.analysis.load.RunScan.gold_turns), read
     instead of `turns` when given.
     """
