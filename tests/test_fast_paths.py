@@ -267,3 +267,18 @@ def test_stack_scratch_holds_its_values_and_leaves_no_stack_behind():
     assert _many_stack_scratches(np.int64(calls)) == \
         expect * (calls // 7) + sum((n * (n - 1)) // 2 for n in (500 + k % 7 for k in
                                                               range(calls % 7)))
+
+
+def test_regions_and_scores_are_territory_and_scores_own():
+    """The AI's read of regions and scores (T08, T10, T13), with the terms and counts on
+    its stack and no ranks, gives territory_and_scores' region map and scores."""
+    from sim.kernels.rules.common import regions_and_scores, territory_and_scores
+
+    checked = 0
+    for st, board in _positions(every=10):
+        tile_city, score = regions_and_scores(st, TB, board)
+        full_tiles, _terms, _counts, full_score, _rank = territory_and_scores(st, TB, board)
+        assert np.array_equal(tile_city, full_tiles)
+        assert np.array_equal(score, full_score)
+        checked += 1
+    assert checked > 20

@@ -58,7 +58,7 @@ def parts(st, tb, board, rng_map, path, turn_log, scratch, state_bytes, scratch_
     from sim.kernels.loop import begin_match, record_turn
     from sim.kernels.rules.capture import capture_city
     from sim.kernels.rules.combat import resolve_attack
-    from sim.kernels.rules.common import territory_and_scores
+    from sim.kernels.rules.common import regions_and_scores
     from sim.kernels.rules.flow import end_turn
     from sim.kernels.world.setup import setup_match
 
@@ -69,7 +69,7 @@ def parts(st, tb, board, rng_map, path, turn_log, scratch, state_bytes, scratch_
     (distance,) = argument_types((board.distance,))
     fights = ("capture_city", "resolve_attack")
     turn = ("ai_units", "ai_production", "ai_gold", "ai_diplomacy", "ai_research",
-            "territory_and_scores", "war_target", "observatory_alarm", "city_threats")
+            "regions_and_scores", "war_target", "observatory_alarm", "city_threats")
     # the longest first, so neither process is left with a long one at the end
     return [
         ("capture_city", capture_city, (S, T, B, i64, i64, i64), ()),
@@ -87,7 +87,7 @@ def parts(st, tb, board, rng_map, path, turn_log, scratch, state_bytes, scratch_
          (S, T, ai, B, path_t, i64, i64, i64, yes_no, vec, vec, vec), ()),
         ("ai_gold", ai_gold, (S, T, ai, B, i64, yes_no, vec, vec), ()),
         ("ai_diplomacy", ai_diplomacy, (S, T, ai, B, i64), ()),
-        ("territory_and_scores", territory_and_scores, (S, T, B), ()),
+        ("regions_and_scores", regions_and_scores, (S, T, B), ()),
         ("war_target", war_target, (S, T, ai, distance, i64, vec, vec), ()),
         ("ai_research", ai_research, (S, T, ai, i64), ()),
         ("observatory_alarm", observatory_alarm, (S, T, ai, distance, i64, vec), ()),

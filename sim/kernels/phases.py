@@ -40,9 +40,9 @@ from sim.kernels.rules.common import (
     forbidden_mechanic,
     is_military,
     live_units,
+    regions_and_scores,
     scores,
     seat_units,
-    territory_and_scores,
     unit_stat_moves,
 )
 from sim.kernels.rules.flow import (
@@ -168,7 +168,7 @@ def _ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
     t0 = _tick(ticks, P_AI_TARGETS, t0)
-    tile_city, _terms, _counts, score, _rank = territory_and_scores(st, tb, board)
+    tile_city, score = regions_and_scores(st, tb, board)
     t0 = _tick(ticks, P_AI_TERRITORY, t0)
     target = war_target(st, tb, ai, board.distance, seat, score, live)
     alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)

@@ -40,7 +40,7 @@ from sim.kernels.rules.common import (
     forbidden_mechanic,
     is_military,
     live_units,
-    territory_and_scores,
+    regions_and_scores,
 )
 from sim.rules.codes import BANDIT, M_ATTACK_CITIES
 
@@ -113,7 +113,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
-    tile_city, _terms, _counts, score, _rank = territory_and_scores(st, tb, board)
+    tile_city, score = regions_and_scores(st, tb, board)
     target = war_target(st, tb, ai, board.distance, seat, score, live)
     alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))

@@ -144,9 +144,23 @@ def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.nda
     """
     n_seats = seat_gold.shape[0]
     counts = np.zeros((n_seats, N_SCORE_COUNTS), dtype=np.int64)
-    # Monument points add up in their own term's column (no array of their own: this
-    # runs some 340 times a match)
     terms = np.zeros((n_seats, N_SCORE_TERMS), dtype=np.int64)
+    score_terms_into(terms, counts, tile_city, city_tile, city_owner, city_pop, city_buildings,
+                     building_score_points, seat_gold, w_region, w_population, w_city,
+                     gold_per_point)
+    return terms, counts
+
+
+@njit
+def score_terms_into(terms: np.ndarray, counts: np.ndarray, tile_city: np.ndarray,
+                     city_tile: np.ndarray, city_owner: np.ndarray, city_pop: np.ndarray,
+                     city_buildings: np.ndarray, building_score_points: np.ndarray,
+                     seat_gold: np.ndarray, w_region: np.int64, w_population: np.int64,
+                     w_city: np.int64, gold_per_point: np.int64) -> None:
+    """score_terms written into `terms` (S, 5) and `counts` (S, 4), both all zero on
+    entry, for a caller that keeps them where it likes (on its stack)."""
+    n_seats = seat_gold.shape[0]
+    # Monument points add up in their own term's column (no array of their own)
     for t in range(tile_city.shape[0]):
         c = tile_city[t]
         if c >= 0 and city_owner[c] >= 0:
@@ -166,7 +180,6 @@ def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.nda
         terms[s, TERM_POPULATION] = counts[s, COUNT_POPULATION] * w_population
         terms[s, TERM_CITIES] = counts[s, COUNT_CITIES] * w_city
         terms[s, TERM_GOLD] = max(seat_gold[s], 0) // gold_per_point  # rounds down (T13)
-    return terms, counts
 
 
 @njit
