@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import njit, unowned
+from sim.jit import local_empty, njit, unowned
 from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.lookahead import look_ahead
-from sim.kernels.rules.common import scores
+from sim.kernels.rules.common import score_parts_into, term_sum
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.world.setup import setup_match
 from sim.rules.codes import (
@@ -28,6 +28,7 @@ from sim.rules.codes import (
     LOG_GOLD_STOCK,
     LOG_SCIENCE_STOCK,
     LOG_SCORE,
+    N_SCORE_COUNTS,
     N_SCORE_TERMS,
     TURN_FIELDS,
 )
@@ -50,11 +51,20 @@ def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) 
     t = st.turn[0]
     if t >= turn_log.shape[0]:
         return
-    terms, counts, score, _rank = scores(st, tb, board)
-    for s in range(st.n_seats[0]):
+    # the terms and counts on this kernel's stack (sim.jit.local_empty): no ranks, no
+    # arrays made a turn but the region map
+    n = st.n_seats[0]
+    flat_terms = local_empty(n * N_SCORE_TERMS)
+    flat_terms[:] = 0
+    flat_counts = local_empty(n * N_SCORE_COUNTS)
+    flat_counts[:] = 0
+    terms = flat_terms.reshape((n, N_SCORE_TERMS))
+    counts = flat_counts.reshape((n, N_SCORE_COUNTS))
+    score_parts_into(st, tb, board, terms, counts)
+    for s in range(n):
         for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
             turn_log[t, s, k] = terms[s, k]
-        turn_log[t, s, LOG_SCORE] = score[s]
+        turn_log[t, s, LOG_SCORE] = term_sum(terms, s)
         turn_log[t, s, LOG_DOMINANCE] = st.seat_dominance[s]
         turn_log[t, s, LOG_GOLD_STOCK] = st.seat_gold[s]
         turn_log[t, s, LOG_CITIES_HELD] = counts[s, COUNT_CITIES]

@@ -69,6 +69,29 @@ def territory_and_scores(st: State, tb: TableArrays, board: Board):
         tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
 
 
+@njit(inline='always')  # numba-inlined: the arrays it fills are its callers' stack
+def score_parts_into(st: State, tb: TableArrays, board: Board, terms: np.ndarray,
+                     counts: np.ndarray) -> np.ndarray:
+    """Fill `terms` (S, 5) and `counts` (S, 4), all zero on entry, with the current
+    score terms and counts (T10, T13, territory.score_terms); returns the region map
+    (T,) they were counted on (T08)."""
+    n = st.n_seats[0]
+    tile_city = regions(st, tb, board)
+    score_terms_into(terms, counts, tile_city, st.city_tile, st.city_owner, st.city_pop,
+                     st.city_buildings, tb.building_score_points, st.seat_gold[:n],
+                     tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+    return tile_city
+
+
+@njit(inline='always')  # numba-inlined: two integers, no call
+def term_sum(terms: np.ndarray, s: np.int64) -> np.int64:
+    """Seat s's score: the sum of its terms (T13)."""
+    total = np.int64(0)
+    for k in range(N_SCORE_TERMS):
+        total += terms[s, k]
+    return total
+
+
 @njit
 def regions_and_scores(st: State, tb: TableArrays, board: Board):
     """(tile_city (T,), score (S,)): territory_and_scores' regions and scores alone, for
@@ -76,20 +99,16 @@ def regions_and_scores(st: State, tb: TableArrays, board: Board):
     the scores stay on this kernel's stack, and no ranks are made (three arrays fewer
     a seat turn)."""
     n = st.n_seats[0]
-    tile_city = regions(st, tb, board)
     flat_terms = local_empty(n * N_SCORE_TERMS)
     flat_terms[:] = 0
     flat_counts = local_empty(n * N_SCORE_COUNTS)
     flat_counts[:] = 0
     terms = flat_terms.reshape((n, N_SCORE_TERMS))
-    score_terms_into(terms, flat_counts.reshape((n, N_SCORE_COUNTS)), tile_city, st.city_tile,
-                     st.city_owner, st.city_pop, st.city_buildings, tb.building_score_points,
-                     st.seat_gold[:n], tb.w_region, tb.w_population, tb.w_city,
-                     tb.gold_per_point)
+    tile_city = score_parts_into(st, tb, board, terms,
+                                 flat_counts.reshape((n, N_SCORE_COUNTS)))
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):
-        for k in range(N_SCORE_TERMS):
-            score[s] += terms[s, k]
+        score[s] = term_sum(terms, s)
     return tile_city, score
 
 
