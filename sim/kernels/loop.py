@@ -55,12 +55,8 @@ def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) 
     # arrays made a turn but the region map
     n = st.n_seats[0]
     flat_terms = local_empty(n * N_SCORE_TERMS)
-    flat_terms[:] = 0
     flat_counts = local_empty(n * N_SCORE_COUNTS)
-    flat_counts[:] = 0
-    terms = flat_terms.reshape((n, N_SCORE_TERMS))
-    counts = flat_counts.reshape((n, N_SCORE_COUNTS))
-    score_parts_into(st, tb, board, terms, counts)
+    _tile_city, terms, counts = score_parts_into(st, tb, board, flat_terms, flat_counts)
     for s in range(n):
         for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
             turn_log[t, s, k] = terms[s, k]

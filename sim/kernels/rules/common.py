@@ -70,17 +70,22 @@ def territory_and_scores(st: State, tb: TableArrays, board: Board):
 
 
 @njit(inline='always')  # numba-inlined: the arrays it fills are its callers' stack
-def score_parts_into(st: State, tb: TableArrays, board: Board, terms: np.ndarray,
-                     counts: np.ndarray) -> np.ndarray:
-    """Fill `terms` (S, 5) and `counts` (S, 4), all zero on entry, with the current
-    score terms and counts (T10, T13, territory.score_terms); returns the region map
-    (T,) they were counted on (T08)."""
+def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.ndarray,
+                     flat_counts: np.ndarray):
+    """The current score terms (S, 5) and counts (S, 4) (T10, T13,
+    territory.score_terms) in the caller's (S × 5,) and (S × 4,) int64 buffers (its
+    stack: sim.jit.local_empty), and the region map (T,) they were counted on (T08):
+    (tile_city, terms, counts), the last two views of the buffers."""
     n = st.n_seats[0]
+    flat_terms[:] = 0
+    flat_counts[:] = 0
+    terms = flat_terms.reshape((n, N_SCORE_TERMS))
+    counts = flat_counts.reshape((n, N_SCORE_COUNTS))
     tile_city = regions(st, tb, board)
     score_terms_into(terms, counts, tile_city, st.city_tile, st.city_owner, st.city_pop,
                      st.city_buildings, tb.building_score_points, st.seat_gold[:n],
                      tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
-    return tile_city
+    return tile_city, terms, counts
 
 
 @njit(inline='always')  # numba-inlined: two integers, no call
@@ -100,12 +105,8 @@ def regions_and_scores(st: State, tb: TableArrays, board: Board):
     a seat turn)."""
     n = st.n_seats[0]
     flat_terms = local_empty(n * N_SCORE_TERMS)
-    flat_terms[:] = 0
     flat_counts = local_empty(n * N_SCORE_COUNTS)
-    flat_counts[:] = 0
-    terms = flat_terms.reshape((n, N_SCORE_TERMS))
-    tile_city = score_parts_into(st, tb, board, terms,
-                                 flat_counts.reshape((n, N_SCORE_COUNTS)))
+    tile_city, terms, _counts = score_parts_into(st, tb, board, flat_terms, flat_counts)
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):
         score[s] = term_sum(terms, s)
