@@ -222,9 +222,18 @@ def _inline_refcounts(final_module) -> None:
     call. Most calls in a match were on such arrays (sampled with gdb at their entry:
     77 % had a null owner), and the two functions held 9-10 % of a match's perf samples.
     Internal, the definitions clash with no symbol of numba's runtime and are dropped
-    once every call is inlined."""
-    present = {fn.name for fn in final_module.functions}
-    if not present.intersection(_REFCOUNT_FUNCTIONS[:2]):
+    once every call is inlined. (Numba links its runtime's definitions into each module
+    as linkonce_odr copies; the linker prefers the ones linked in here.)"""
+    present = {fn.name: fn for fn in final_module.functions
+               if fn.name in _REFCOUNT_FUNCTIONS}
+    if not present.keys() & set(_REFCOUNT_FUNCTIONS[:2]):
+        return
+    # a module that defines them for real is numba's NRT library itself (deferred too
+    # when numba's runtime starts after this patch, as when scipy.linalg was imported
+    # first): its exported definitions stay. A function's module has declarations, or
+    # the linkonce_odr copies numba links in, which the definitions below replace
+    if any(not fn.is_declaration and not fn.linkage.name.startswith("linkonce")
+           for fn in present.values()):
         return
     definitions = _refcount_module(final_module.triple, final_module.data_layout)
     if definitions is None:
@@ -547,7 +556,9 @@ else:
         inlining would put the stack space in the caller, once per call in a loop;
         LLVM's own inlining brackets it with stacksave/stackrestore), and outside any
         loop of it (each pass would take more stack). tests/test_fast_paths.py checks
-        both for every kernel that calls it."""
+        both for every kernel that calls it. `n` must be a size the kernel knows to be
+        small and not negative (a board's tiles, a match's cities or units: at most a
+        few tens of KB); nothing checks it, and the stack has no guard page probe."""
         if not isinstance(n, types.Integer):
             return None
         array_type = types.Array(types.int64, 1, "C")

@@ -202,7 +202,8 @@ def _local_empty_uses():
             if not isinstance(fn, ast.FunctionDef):
                 continue
             for node in ast.walk(fn):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "local_empty":
+                if isinstance(node, ast.Call) and "local_empty" in (
+                        getattr(node.func, "id", None), getattr(node.func, "attr", None)):
                     yield path.name, fn, node
 
 
@@ -224,10 +225,33 @@ def test_stack_scratch_is_used_only_where_it_cannot_outlive_its_frame():
         names = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.value is call
                  for t in n.targets if isinstance(t, ast.Name)}
         assert names, f"{where}: the scratch is not held in a name"
+        # views of it are the scratch too: a slice, a reshape, a name bound to either
+        grown = True
+        while grown:
+            grown = False
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Assign) and _view_of(n.value, names):
+                    new = {t.id for t in n.targets if isinstance(t, ast.Name)} - names
+                    names |= new
+                    grown = grown or bool(new)
         for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value):
             # the names a return hands back (itself, a slice, a tuple's items), not
             # those only read by a call whose answer is returned
             assert not names & set(_returned_names(ret.value)), where
+
+
+def _view_of(node, names):
+    """Whether `node` is one of `names`, or a slice, reshape or view of one."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Subscript):
+        return _view_of(node.value, names)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ("reshape", "view", "ravel", "T"):
+        return _view_of(node.func.value, names)
+    return False
 
 
 def _returned_names(node):
@@ -235,6 +259,8 @@ def _returned_names(node):
 
     if isinstance(node, ast.Name):
         yield node.id
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        yield from _returned_names(node.func.value)   # x.reshape(...) hands x back
     elif not isinstance(node, ast.Call):
         for child in ast.iter_child_nodes(node):
             yield from _returned_names(child)

@@ -329,3 +329,20 @@ def test_inlined_reference_counts_free_every_array_and_leave_no_call(tmp_path):
         f"churn {expect}", f"kept [2, 3, 4, 5] {sum(sum(range(2, 4 + i % 3)) for i in range(500))}",
         "unfreed -1",    # the kept view's parent, freed once Python let go; nothing else
         "refcount calls 0"]
+
+
+@pytest.mark.skipif(not jit.DEFERRED_MACHINE_CODE, reason="compiled runs only")
+def test_numbas_own_runtime_library_keeps_its_reference_counts(tmp_path):
+    """With scipy.linalg imported before sim.jit (as the analysis layer does), numba's
+    runtime starts after the deferral and its own NRT library is deferred too: the
+    inlining leaves that library's exported definitions alone, so numba can still take
+    a function from it (as its mutual-recursion path does)."""
+    code = ("import scipy.linalg, sim.jit\n"
+            "from numba.core.registry import cpu_target\n"
+            "cpu_target.target_context.refresh()\n"
+            "from numba.core.runtime import rtsys\n"
+            "print(bool(rtsys.library.get_pointer_to_function('nrt_unresolved_abort')))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=_sim_env(tmp_path / "cache"),
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True"]
