@@ -18,8 +18,9 @@ import numpy as np
 from sim.jit import local_empty, njit, unowned
 from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.lookahead import look_ahead
-from sim.kernels.rules.common import score_parts_into, term_sum
+from sim.kernels.rules.common import score_parts_into
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
+from sim.kernels.rules.territory import term_sum
 from sim.kernels.world.setup import setup_match
 from sim.rules.codes import (
     COUNT_CITIES,

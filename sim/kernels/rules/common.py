@@ -18,6 +18,7 @@ from sim.kernels.rules.territory import (
     city_max_hp,
     resolve_regions,
     score_terms_into,
+    term_sum,
     territory_and_score,
 )
 from sim.rules.codes import (
@@ -86,15 +87,6 @@ def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.nd
                      st.city_buildings, tb.building_score_points, st.seat_gold[:n],
                      tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
     return tile_city, terms, counts
-
-
-@njit(inline='always')  # numba-inlined: two integers, no call
-def term_sum(terms: np.ndarray, s: np.int64) -> np.int64:
-    """Seat s's score: the sum of its terms (T13)."""
-    total = np.int64(0)
-    for k in range(N_SCORE_TERMS):
-        total += terms[s, k]
-    return total
 
 
 @njit

@@ -233,10 +233,18 @@ def territory_and_score(distance: np.ndarray, disc: np.ndarray, city_tile: np.nd
     n = seat_gold.shape[0]
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):
-        for k in range(N_SCORE_TERMS):
-            score[s] += terms[s, k]
+        score[s] = term_sum(terms, s)
     rank = rank_seats(score, counts, seat_alive)
     return tile_city, terms, counts, score, rank
+
+
+@njit(inline='always')  # numba-inlined: a few additions, no call
+def term_sum(terms: np.ndarray, s: np.int64) -> np.int64:
+    """Seat s's score: the sum of its terms (T13); terms: (S, 5) from score_terms."""
+    total = np.int64(0)
+    for k in range(N_SCORE_TERMS):
+        total += terms[s, k]
+    return total
 
 
 @njit
