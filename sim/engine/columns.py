@@ -11,6 +11,7 @@ reference in tests/reference/rows.py, match by match).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,6 @@ from sim.world.board import Board
 from sim.world.state import State
 
 _KIND = {name: code for code, name in enumerate(EVENT_NAMES)}
-_NAMES = np.array(EVENT_NAMES, dtype=object)
 # the kinds whose generic `value` column is the raw a, b, or c's damage part, and the
 # kinds whose `cause` column is an event row (a); the names say what the rows mean
 # (sim.engine.report.event_list, docs/outcomes.md)
@@ -67,52 +67,70 @@ def _member(codes: np.ndarray) -> np.ndarray:
 
 _IS_VALUE_A, _IS_VALUE_B = _member(_VALUE_A), _member(_VALUE_B)
 _IS_CAUSE_A, _IS_CAPTURED = _member(_CAUSE_A), _member(_CAPTURED)
+_HAS_VALUE = _IS_VALUE_A | _IS_VALUE_B
 
 
 def _owners(values: np.ndarray, none: np.ndarray) -> dict[str, Any]:
     return {"values": values, "null": none}
 
 
+@functools.lru_cache(maxsize=8)
+def _detail_names(units: tuple[str, ...], buildings: tuple[str, ...], techs: tuple[str, ...],
+                  ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """The names the `detail` column can hold, and per kind code (len(EVENT_NAMES),)
+    int64 arrays: where that kind's names start in them, how many it has (0: a kind
+    without a detail) and which log field indexes them (COL_A or COL_B)."""
+    bandit = (*units, "bandit")  # -1: a bandit, the last name
+    items = (*units, *buildings)
+    groups = (("victory", VICTORY_NAMES, COL_A), ("built", items, COL_A),
+              ("rush", items, COL_A), ("revolt_start", REVOLT_CAUSES, COL_B),
+              ("revolt_end", REVOLT_CAUSES, COL_B), ("unit_disbanded", bandit, COL_B),
+              ("attack", bandit, COL_A), ("research", techs, COL_A))
+    names: list[str] = []
+    start, size, col = (np.zeros(len(EVENT_NAMES), dtype=np.int64) for _ in range(3))
+    for kind, group, field in groups:
+        k = _KIND[kind]
+        start[k], size[k], col[k] = len(names), len(group), field
+        names.extend(group)
+    return tuple(names), start, size, col
+
+
 def event_columns(log: np.ndarray, tables: Tables) -> dict[str, Any]:
     """Columns of the events table for a raw event log (n, EVENT_FIELDS) int64:
     event, turn, kind, seat, by, city, cause, value, detail, a, b, c. Nullable integer
-    columns are {"values": (n,) int64, "null": (n,) bool}; detail and kind are lists."""
+    columns are {"values": (n,) int64, "null": (n,) bool}; the string columns kind and
+    detail are {"codes": (n,) int64, "names": tuple of str}, each row the name its code
+    indexes (-1: null), so that a chunk of 300,000 rows never holds a Python string
+    per row."""
     n = log.shape[0]
     kind = log[:, COL_KIND]
     a, b, c = log[:, COL_A], log[:, COL_B], log[:, COL_C]
-    value = np.zeros(n, dtype=np.int64)
-    has_value = np.zeros(n, dtype=bool)
-    for member, source in ((_IS_VALUE_A, a), (_IS_VALUE_B, b)):
-        mask = member[kind]
-        value[mask] = source[mask]
-        has_value |= mask
+    value = np.where(_IS_VALUE_A[kind], a, np.where(_IS_VALUE_B[kind], b, 0))
+    has_value = _HAS_VALUE[kind]
     fall = (kind == _KIND["capital_fall"]) & (a >= 0)   # the new capital, if any
-    value[fall] = a[fall]
-    has_value |= fall
     attack = kind == _KIND["attack"]
-    value[attack] = c[attack] % DAMAGE_SPLIT
-    has_value |= attack
+    value = np.where(fall, a, np.where(attack, c % DAMAGE_SPLIT, value))
+    has_value = has_value | fall | attack
     cause = _IS_CAUSE_A[kind]
-    detail = np.full(n, None, dtype=object)
-    units = np.array([*tables.unit_names, "bandit"], dtype=object)  # -1: a bandit
-    items = np.array([*tables.unit_names, *tables.building_names], dtype=object)
-    for name, names, index in (
-            ("victory", np.array(VICTORY_NAMES, dtype=object), a),
-            ("built", items, a), ("rush", items, a),
-            ("revolt_start", np.array(REVOLT_CAUSES, dtype=object), b),
-            ("revolt_end", np.array(REVOLT_CAUSES, dtype=object), b),
-            ("unit_disbanded", units, b), ("attack", units, a),
-            ("research", np.array(tables.tech_names, dtype=object), a)):
-        mask = kind == _KIND[name]
-        if mask.any():
-            detail[mask] = names[index[mask]]
+    names, start, size, col = _detail_names(tuple(tables.unit_names),
+                                            tuple(tables.building_names),
+                                            tuple(tables.tech_names))
+    size_of = size[kind]
+    named = size_of > 0
+    index = np.where(col[kind] == COL_A, a, b)
+    if ((named & ((index >= size_of) | (index < -size_of))).any()):
+        bad = np.flatnonzero(named & ((index >= size_of) | (index < -size_of)))[0]
+        raise IndexError(f"a {EVENT_NAMES[kind[bad]]} event names item {int(index[bad])} "
+                         f"of {int(size_of[bad])}")
+    # a negative index counts from the group's end (-1: a bandit)
+    detail = np.where(named, start[kind] + index % np.maximum(size_of, 1), -1)
     seat, by, city = log[:, COL_SEAT], log[:, COL_BY], log[:, COL_CITY]
     return {"event": np.arange(n, dtype=np.int64), "turn": log[:, COL_TURN].copy(),
-            "kind": _NAMES[kind].tolist(),
+            "kind": {"codes": kind.copy(), "names": EVENT_NAMES},
             "seat": _owners(seat.copy(), seat == -1), "by": _owners(by.copy(), by == -1),
             "city": _owners(city.copy(), city < 0),
             "cause": _owners(np.where(cause, a, 0), ~cause),
-            "value": _owners(value, ~has_value), "detail": detail.tolist(),
+            "value": _owners(value, ~has_value), "detail": {"codes": detail, "names": names},
             "a": a.copy(), "b": b.copy(), "c": c.copy()}
 
 
@@ -181,26 +199,37 @@ def seat_rows(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
     population = per_seat(city_owner[held], city_pop[held].astype(np.float64))
     capitals_lost = per_seat(seat[kind == _KIND["capital_fall"]])
     cities_captured = per_seat(by[captured])
+    # each field read once, as Python ints: a record's field costs a lookup per read
+    personality = state["seat_personality"][:n_seats].tolist()
+    skill = state["seat_skill"][:n_seats].tolist()
+    alive = state["seat_alive"][:n_seats].tolist()
+    eliminated_turn = state["seat_eliminated_turn"][:n_seats].tolist()
+    gold_stock = state["seat_gold"][:n_seats].tolist()
+    techs = state["seat_techs"][:n_seats, :n_techs].sum(axis=1).tolist()
+    science_unspent = state["seat_science"][:n_seats].tolist()
+    peak_dominance = turn_log[:, :n_seats, LOG_DOMINANCE].max(axis=0).tolist() \
+        if turn_log.size else [0] * n_seats
+    points = terms.tolist()
     rows = []
     for s in range(n_seats):
-        eliminated = int(state["seat_eliminated_turn"][s])
+        eliminated = eliminated_turn[s]
         rows.append({
-            "seat": s, "personality": names[int(state["seat_personality"][s])],
-            "skill": int(state["seat_skill"][s]), "forbid": forbid_text(state, tables, s),
-            "alive": bool(state["seat_alive"][s]), "rank": int(rank[s]),
+            "seat": s, "personality": names[personality[s]],
+            "skill": skill[s], "forbid": forbid_text(state, tables, s),
+            "alive": bool(alive[s]), "rank": int(rank[s]),
             "score": int(score[s]),
-            **{f"{term}_points": int(terms[s, k]) for k, term in enumerate(SCORE_TERMS)},
-            "gold_stock": int(state["seat_gold"][s]), "cities": cities[s],
+            **{f"{term}_points": points[s][k] for k, term in enumerate(SCORE_TERMS)},
+            "gold_stock": gold_stock[s], "cities": cities[s],
             "population": population[s],
-            "techs": int(state["seat_techs"][s, :n_techs].sum()),
+            "techs": techs[s],
             "eliminated_turn": eliminated if eliminated >= 0 else None,
             "capitals_lost": capitals_lost[s],
             "cities_captured": cities_captured[s],
             "observatory_queued_turn": first_turn("observatory_queued", s),
             "observatory_lost_turn": first_turn("observatory_lost", s),
             "observatory_completed_turn": first_turn("observatory_completed", s),
-            "peak_dominance": int(turn_log[:, s, LOG_DOMINANCE].max()) if turn_log.size else 0,
-            "science_unspent": int(state["seat_science"][s]),
+            "peak_dominance": peak_dominance[s],
+            "science_unspent": science_unspent[s],
         })
     return rows
 

@@ -177,7 +177,13 @@ class ChunkColumns:
             if name in data:
                 continue
             values = [p[name] for p in parts]
-            if values and isinstance(values[0], dict):  # a nullable integer column
+            if values and isinstance(values[0], dict) and "codes" in values[0]:
+                # a string column as codes into names (the same names in every match of a
+                # chunk: one variant's tables): polars gathers the strings, -1 gives null
+                codes = pl.Series(np.concatenate([v["codes"] for v in values]))
+                data[name] = pl.Series(name, values[0]["names"], dtype=dtype).gather(
+                    codes.set(codes < 0, None))
+            elif values and isinstance(values[0], dict):  # a nullable integer column
                 series = pl.Series(name, np.concatenate([v["values"] for v in values]),
                                    dtype=dtype)
                 data[name] = series.set(pl.Series(np.concatenate([v["null"] for v in values])),
@@ -196,11 +202,29 @@ class ChunkColumns:
         data = {"matches": self.matches, "seats": self.seats,
                 "events": self._keyed("events", self.events, "event"),
                 "turns": self._keyed("turns", self.turns, "turn"), "errors": errors}
-        return {table: pl.DataFrame(data[table], schema=SCHEMAS[table]).sort(SORT_KEYS[table])
+        return {table: key_sorted(pl.DataFrame(data[table], schema=SCHEMAS[table]), table)
                 for table in TABLES}
 
 
 def frames(cols: dict[str, dict[str, list]]) -> dict[str, pl.DataFrame]:
     """Typed, key-sorted frames from column lists."""
-    return {table: pl.DataFrame(data, schema=SCHEMAS[table]).sort(SORT_KEYS[table])
+    return {table: key_sorted(pl.DataFrame(data, schema=SCHEMAS[table]), table)
             for table, data in cols.items()}
+
+
+def key_sorted(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+    """`frame` sorted by the table's keys (SORT_KEYS). A chunk gathers its rows in that
+    order already (its matches in index order, each match's events and turns in log
+    order), so this checks the order first and sorts only a frame that is not in it:
+    sorting a chunk's 300,000 event rows cost a tenth of a millisecond a match."""
+    columns = [frame.get_column(k) for k in SORT_KEYS[table]]
+    if frame.height < 2 or any(c.null_count() for c in columns):
+        return frame.sort(SORT_KEYS[table])
+    keys = [c.to_numpy() for c in columns]
+    # row i+1 is not before row i: decided by the first key that differs
+    after = np.zeros(frame.height - 1, dtype=bool)
+    tied = np.ones(frame.height - 1, dtype=bool)
+    for key in keys:
+        after |= tied & (key[1:] > key[:-1])
+        tied &= key[1:] == key[:-1]
+    return frame if bool((after | tied).all()) else frame.sort(SORT_KEYS[table])

@@ -40,6 +40,11 @@ def _die_with_parent(parent: int) -> None:
 
 def _worker_main(conn: Connection, parent: int) -> None:
     _die_with_parent(parent)
+    # a worker is one core's worth of the sweep: polars' own pool would start a thread
+    # per core in every worker, and the workers' sorts and Parquet writes would then
+    # take turns with the other workers' matches (set before polars loads, which is at
+    # the first task; a setting of the user's wins)
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:

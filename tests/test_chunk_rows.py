@@ -1,0 +1,57 @@
+"""How a sweep worker builds and writes a chunk's rows, beyond their values (which
+tests/test_columns.py compares with the plain reference): a chunk's frames skip the
+sort only when already in key order, a detail names only items that exist, and a
+pool worker runs polars on one thread (each worker is one core's worth)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from sim.engine.columns import event_columns
+from sim.rules.codes import COL_A, COL_KIND, COL_TURN, EVENT_FIELDS, EVENT_NAMES
+from sim.rules.tables import load_tables
+from sim.runner.chunk import key_sorted
+from sim.runner.pool import LocalPool
+
+
+def test_key_sorted_keeps_a_frame_in_key_order_and_sorts_any_other():
+    ordered = pl.DataFrame({"match_index": [3, 3, 3, 4, 4], "turn": [1, 1, 2, 1, 1],
+                            "seat": [0, 1, 0, 0, 1], "x": [1, 2, 3, 4, 5]})
+    assert key_sorted(ordered, "turns") is ordered  # nothing to do: the same frame
+    # out of order on each key in turn: the first key, a tie broken by the second, the third
+    for rows in ([3, 0, 1, 2, 4], [0, 2, 1, 3, 4], [1, 0, 2, 3, 4]):
+        shuffled = ordered[rows]
+        assert_frame_equal(key_sorted(shuffled, "turns"), ordered)
+    with_null = pl.DataFrame({"match_index": [None, 1], "event": [0, 0]},
+                             schema={"match_index": pl.Int64, "event": pl.Int64})
+    assert key_sorted(with_null, "events").get_column("match_index").to_list() == [None, 1]
+
+
+def test_a_detail_past_its_names_fails_as_the_name_lookup_did():
+    tables = load_tables()
+    log = np.zeros((2, EVENT_FIELDS), dtype=np.int64)
+    log[:, COL_TURN] = 1
+    log[:, COL_KIND] = EVENT_NAMES.index("research")
+    log[0, COL_A] = len(tables.tech_names) - 1
+    columns = event_columns(log[:1], tables)
+    assert columns["detail"]["names"][columns["detail"]["codes"][0]] == tables.tech_names[-1]
+    log[1, COL_A] = len(tables.tech_names)
+    with pytest.raises(IndexError, match="research"):
+        event_columns(log, tables)
+
+
+def _polars_threads() -> int:
+    return pl.thread_pool_size()
+
+
+def test_a_pool_worker_runs_polars_on_one_thread():
+    pool = LocalPool(1)
+    try:
+        pool.submit("threads", _polars_threads)
+        (outcome,) = pool.wait(timeout=120)
+    finally:
+        pool.close()
+    assert (outcome.kind, outcome.value) == ("ok", 1)
