@@ -118,8 +118,9 @@ def event_columns(log: np.ndarray, tables: Tables) -> dict[str, Any]:
     size_of = size[kind]
     named = size_of > 0
     index = np.where(col[kind] == COL_A, a, b)
-    if ((named & ((index >= size_of) | (index < -size_of))).any()):
-        bad = np.flatnonzero(named & ((index >= size_of) | (index < -size_of)))[0]
+    beyond = named & ((index >= size_of) | (index < -size_of))
+    if beyond.any():
+        bad = np.flatnonzero(beyond)[0]
         raise IndexError(f"a {EVENT_NAMES[kind[bad]]} event names item {int(index[bad])} "
                          f"of {int(size_of[bad])}")
     # a negative index counts from the group's end (-1: a bandit)
