@@ -1,9 +1,14 @@
 """How a sweep worker builds and writes a chunk's rows, beyond their values (which
 tests/test_columns.py compares with the plain reference): a chunk's frames skip the
 sort only when already in key order, a detail names only items that exist, and a
-pool worker runs polars on one thread (each worker is one core's worth)."""
+pool worker runs polars on one thread (each worker is one core's worth) and ends
+without the interpreter's teardown but with its output flushed."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
@@ -12,7 +17,7 @@ from polars.testing import assert_frame_equal
 
 from sim.engine.columns import event_columns
 from sim.rules.codes import COL_A, COL_KIND, COL_TURN, EVENT_FIELDS, EVENT_NAMES
-from sim.rules.tables import load_tables
+from sim.rules.tables import REPO_ROOT, load_tables
 from sim.runner.chunk import key_sorted
 from sim.runner.pool import LocalPool
 
@@ -55,3 +60,27 @@ def test_a_pool_worker_runs_polars_on_one_thread():
     finally:
         pool.close()
     assert (outcome.kind, outcome.value) == ("ok", 1)
+
+
+def _print_unflushed(text: str) -> None:
+    print(text, end="")  # to a pipe: block-buffered, so still in the worker's buffer
+
+
+def test_a_closed_worker_ends_at_once_and_loses_none_of_its_output():
+    """Workers skip the interpreter's teardown when the sweep ends (os._exit), after
+    flushing what they printed."""
+    script = ("from sim.runner.pool import LocalPool\n"
+              "from tests.test_chunk_rows import _print_unflushed\n"
+              "if __name__ == '__main__':\n"
+              "    pool = LocalPool(1)\n"
+              "    pool.submit('t', _print_unflushed, 'said by the worker')\n"
+              "    (outcome,) = pool.wait(timeout=120)\n"
+              "    process = pool.slots[0].process\n"
+              "    pool.close()\n"
+              "    print('|', outcome.kind, process.exitcode)\n")
+    # buffered output, as a worker has it unless the user's environment says otherwise
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("said by the worker| ok 0\n"), done.stdout
