@@ -318,9 +318,10 @@ set = {{ "score.gold_per_point" = 3 }}
 
 
 def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
-                single_worker_matches: int = 500) -> dict:
+                single_worker_matches: int = 1000) -> dict:
     """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
-    writing Parquet; its rate against one worker on a smaller sweep gives the parallel
+    writing Parquet; its rate against one worker on a smaller sweep (in this process,
+    the way `--jobs 1` runs), timed just before and just after it, gives the parallel
     efficiency. The parent's peak memory shows the runner holds no rows."""
     import resource
 
@@ -328,6 +329,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     from sim.runner.sweep import run_sweep
 
     def run(n: int, workers: int, root: Path) -> dict:
+        root.mkdir(exist_ok=True)
         chunk = max(25, min(250, n // (4 * workers)))
         path = root / f"bench-{n}-{workers}.toml"
         path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
@@ -344,16 +346,23 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         # workers before any timing
         run(10, 1, root)
         run(20, jobs, root)
+        # the one-worker reference before and after: this VM's speed drifts within minutes,
+        # and a reference taken on one side only leans the ratio with the drift
+        one_before = run(single_worker_matches, 1, root / "before")
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         many = run(matches_per_variant, jobs, root)
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        one = run(single_worker_matches, 1, root)
-        parquet_mb = sum(p.stat().st_size for p in root.rglob("*.parquet")) / 1e6
-    rate_one = one["matches"] / one["wall_s"]
+        one_after = run(single_worker_matches, 1, root / "after")
+        parquet_mb = sum(p.stat().st_size for p in
+                         (root / f"run-{matches_per_variant}-{jobs}").rglob("*.parquet")) / 1e6
+    rates_one = [one["matches"] / one["wall_s"] for one in (one_before, one_after)]
+    rate_one = (one_before["matches"] + one_after["matches"]) / \
+        (one_before["wall_s"] + one_after["wall_s"])
     rate_many = many["matches"] / many["wall_s"]
     return {"matches": many["matches"], "jobs": jobs, "wall_s": round(many["wall_s"], 2),
             "matches_per_s": round(rate_many, 1),
             "single_worker_matches_per_s": round(rate_one, 1),
+            "single_worker_before_after": [round(r, 1) for r in rates_one],
             "parallel_efficiency": round(rate_many / (jobs * rate_one), 3),
             "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
             "parent_peak_rss_mb_before": round(rss_before / 1024, 1),
