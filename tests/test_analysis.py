@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from sim.analysis import metrics as M
 from sim.analysis.load import RunFolderError, load_run
@@ -293,6 +294,19 @@ def _aa_dataset(rng: np.random.Generator, n: int) -> tuple[pl.DataFrame, ...]:
         events.append(pl.DataFrame({"variant": v, "match_index": np.repeat(np.arange(n), falls),
                                     "kind": "capital_fall"}))
     return pl.concat(matches), pl.concat(seats), pl.concat(events)
+
+
+def test_paired_metric_tests_do_not_depend_on_the_order_of_the_rows():
+    """The same run read twice may come back in another row order (polars' joins and
+    scans): the fits must give the same bits, or two reports of one run differ."""
+    m, seats, events = _aa_dataset(np.random.default_rng(7), 400)
+    first = M.paired_metric_tests(m, seats, events, "base")
+    for seed in range(3):
+        again = M.paired_metric_tests(m.sample(fraction=1.0, shuffle=True, seed=seed),
+                                      seats.sample(fraction=1.0, shuffle=True, seed=seed),
+                                      events.sample(fraction=1.0, shuffle=True, seed=seed),
+                                      "base")
+        assert_frame_equal(again, first, check_exact=True)
 
 
 def test_aa_comparisons_stay_quiet():

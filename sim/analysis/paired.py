@@ -197,8 +197,10 @@ def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.D
                   .join(base.select("match_index").unique(), on="match_index"))
         if common.height == 0:
             continue
-        v = part.join(common, on="match_index")
-        b = base.join(common, on="match_index")
+        # in one order whatever order the joins gave: the fit sums its floats in row order,
+        # and the report prints them to 12 digits
+        v = part.join(common, on="match_index").sort("match_index", "value")
+        b = base.join(common, on="match_index").sort("match_index", "value")
         values = np.concatenate([b.get_column("value").to_numpy(),
                                  v.get_column("value").to_numpy()])
         treated = np.r_[np.zeros(b.height), np.ones(v.height)]
