@@ -79,8 +79,8 @@ def item_lists(provenance: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
 
 
 def _usage_events(events: pl.DataFrame | pl.LazyFrame, variants: Sequence[str],
-                  usage: pl.LazyFrame | None = None) -> pl.DataFrame:
-    """(variant, match_index, kind, item), unique, for every use the events show: kind
+                  usage: pl.LazyFrame | None = None) -> pl.LazyFrame:
+    """Lazy rows (variant, match_index, kind, item), unique, for every use the events show: kind
     "built" or "tech" with the item's name, or "mechanic" with the MECHANICS name.
     From `usage`, the run's aggregate of the events each match had (written by the
     sweep: sim.outputs.summaries), when given; else the same rows computed from
@@ -91,7 +91,8 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame, variants: Sequence[str],
     `variants`."""
     kind, seat = pl.col("kind"), pl.col("seat")
     if usage is not None:
-        rows = usage.filter(pl.col("variant").is_in(list(variants))).collect()
+        # lazy to the end: the caller's counts stream through the scan of 500,000 rows
+        rows = usage.filter(pl.col("variant").is_in(list(variants)))
     else:
         # the queries one after the other (not collect_all): each holds its own read
         # buffers; a variant at a time, its name added after: `variant`, a string on
@@ -102,8 +103,8 @@ def _usage_events(events: pl.DataFrame | pl.LazyFrame, variants: Sequence[str],
             for query in event_use(lazy.filter(pl.col("variant") == v)):
                 found.append(query.collect(engine="streaming")
                              .select(pl.lit(v, pl.Utf8).alias("variant"), pl.all()))
-        rows = pl.concat(found) if found else pl.DataFrame(
-            schema={"variant": pl.Utf8, **SUMMARY_SCHEMAS["usage"]})
+        rows = (pl.concat(found) if found else pl.DataFrame(
+            schema={"variant": pl.Utf8, **SUMMARY_SCHEMAS["usage"]})).lazy()
     named = rows.filter(kind.is_in(NAMED_KINDS)).select(
         "variant", "match_index",
         pl.when(kind == "built").then(pl.lit("built")).otherwise(pl.lit("tech")).alias("kind"),
@@ -150,11 +151,15 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
         .alias("matches_with_dropped_events"))
     # only finished matches count, so only their variants' events are read
     variants = sorted(set(done.get_column("variant").to_list()))
-    uses = _usage_events(events, variants, usage).join(done.select("variant", "match_index"),
-                                      on=["variant", "match_index"], how="semi")
+    uses = _usage_events(events, variants, usage).join(
+        done.select("variant", "match_index").lazy(), on=["variant", "match_index"],
+        how="semi")
+    counted = (uses.group_by("variant", "kind", "item")
+               .agg(pl.col("match_index").n_unique().cast(pl.Int64).alias("used"))
+               .collect(engine="streaming"))
     lists = item_lists(provenance or {})
     named = {(v, k): items for v, k, items in
-             uses.filter(pl.col("kind").is_in(["built", "tech"]))
+             counted.filter(pl.col("kind").is_in(["built", "tech"]))
              .group_by("variant", "kind").agg(pl.col("item").unique().sort()).iter_rows()}
     rows: list[tuple[str, str, str, str, int]] = []  # variant, category, kind, item, rank
     for variant in sorted(set(done.get_column("variant").to_list()) | set(lists)):
@@ -174,8 +179,6 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
     spine = pl.DataFrame(rows, schema={"variant": pl.Utf8, "category": pl.Utf8,
                                        "kind": pl.Utf8, "item": pl.Utf8, "rank": pl.Int64},
                          orient="row")
-    counted = uses.group_by("variant", "kind", "item").agg(
-        pl.col("match_index").n_unique().cast(pl.Int64).alias("used"))
     out = (spine.join(counted, on=["variant", "kind", "item"], how="left")
            .join(per_variant, on="variant", how="left")
            .with_columns(pl.col("used", "matches", "matches_with_dropped_events").fill_null(0))
