@@ -357,7 +357,8 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     # this process computes the last tables and builds the charts; not before the
     # passes above (the widest, then the cascades' sorts), so its 80-140 MB never sit
     # on top of their buffers: started after event_rows, the two made a 12,000-match
-    # run's peak 517-526 MB, against 447-451 MB started here (and some 0.2 s more)
+    # run's peak 483-488 MB (517-526 before content usage streamed), against 416-418 MB
+    # started here, for no measurable time
     renderer.start()
     section("Capital-fall cascades",
             figure(later.capital_falls(falls), "Capital falls per match, 95% intervals.") +
