@@ -26,7 +26,7 @@ from sim.outputs.schemas import (
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.sweep import prepare_folder, run_sweep
+from sim.runner.sweep import prepare_folder, run_sweep, shared_pool
 from tests.conftest import FIXTURE_TABLES
 
 SMALL = f"""
@@ -241,6 +241,48 @@ def test_same_tables_for_two_workers_and_another_chunk_size(reference_run, tmp_p
     out = tmp_path / "jobs2"
     run_sweep(exp, out, jobs=2, chunk_size=5, progress=False)
     other = read_all(out)
+    for table in WRITTEN:
+        if table in frames:
+            assert other[table].equals(frames[table]), table
+
+
+def test_sweeps_on_a_shared_pool_reuse_its_workers_and_give_the_same_tables(reference_run,
+                                                                           tmp_path):
+    """A tune's trials and a precision sweep's looks play on one set of workers
+    (shared_pool): the second sweep finds the first one's workers alive and uses them,
+    the tables are the ones a fresh pool writes, and the block's end stops them."""
+    exp, _out, frames = reference_run
+    with shared_pool(2) as pool:
+        run_sweep(exp, tmp_path / "first", jobs=2, chunk_size=5, progress=False, pool=pool)
+        workers = [s.process for s in pool.slots]
+        assert all(w is not None and w.is_alive() for w in workers)
+        run_sweep(exp, tmp_path / "second", jobs=2, chunk_size=5, progress=False, pool=pool)
+        assert [s.process for s in pool.slots] == workers  # not started again
+    assert all(not w.is_alive() for w in workers)
+    for folder in ("first", "second"):
+        other = read_all(tmp_path / folder)
+        for table in WRITTEN:
+            if table in frames:
+                assert other[table].equals(frames[table]), (folder, table)
+    with shared_pool(1) as none, shared_pool(2, backend="dask") as dask:
+        assert none is None and dask is None  # in-process, or Dask's own workers
+
+
+def test_a_sweep_that_fails_on_a_shared_pool_kills_its_workers(reference_run, tmp_path):
+    """What the workers are writing then is redone on resume; the pool starts new
+    workers for the caller's next sweep."""
+    exp, _out, frames = reference_run
+
+    def fail(_summary):
+        raise RuntimeError("planted")
+
+    with shared_pool(2) as pool:
+        with pytest.raises(RuntimeError, match="planted"):
+            run_sweep(exp, tmp_path / "failed", jobs=2, chunk_size=5, progress=False,
+                      pool=pool, on_chunk=fail)
+        assert all(s.process is None for s in pool.slots)  # killed and forgotten
+        run_sweep(exp, tmp_path / "failed", jobs=2, chunk_size=5, progress=False, pool=pool)
+    other = read_all(tmp_path / "failed")
     for table in WRITTEN:
         if table in frames:
             assert other[table].equals(frames[table]), table

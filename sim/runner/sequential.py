@@ -28,7 +28,7 @@ from typing import Any
 
 from sim.outputs.store import atomic_write_text
 from sim.runner.experiments import Experiment
-from sim.runner.sweep import fingerprint_matches, run_sweep
+from sim.runner.sweep import fingerprint_matches, run_sweep, shared_pool
 
 # look(run folder, prefix) -> (met, one line of news, record for the provenance)
 LookFn = Callable[[Path, int], tuple[bool, str, dict[str, Any]]]
@@ -89,26 +89,29 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
         if held is not None else []
     result: dict[str, Any] = {}
     played, chunks_played, seconds = 0, 0, 0.0
-    for i, n in enumerate(looks):
-        result = run_sweep(experiment.prefix(n), out, jobs, backend, scheduler, chunk_size,
-                           progress, None, replace_stale and i == 0, retry_errors, say,
-                           command)
-        played += result["played_now"]
-        chunks_played += result["chunks"] - result["chunks_resumed"]
-        seconds += result["seconds"]
-        if result["problems"]:
-            reason = "matches missing: the sweep stopped before its target could be judged"
-            history.append({"matches": n, "met": False, "summary": reason})
-            break
-        met, line, record = look(out, n)
-        last = n == looks[-1]
-        history.append({"matches": n, "met": met, "summary": line, **record})
-        then = "target met, stopping" if met else \
-            "max_matches reached, stopping" if last else f"going on to {looks[i + 1]}"
-        say(f"look at {n} matches per variant: {line}; {then}")
-        if met or last:
-            reason = "target met" if met else "max_matches reached before the target"
-            break
+    # one set of workers for every look: a look of a block of matches is short, and
+    # starting the workers took some 0.75 s each time
+    with shared_pool(jobs, backend, scheduler) as pool:
+        for i, n in enumerate(looks):
+            result = run_sweep(experiment.prefix(n), out, jobs, backend, scheduler, chunk_size,
+                               progress, None, replace_stale and i == 0, retry_errors, say,
+                               command, pool)
+            played += result["played_now"]
+            chunks_played += result["chunks"] - result["chunks_resumed"]
+            seconds += result["seconds"]
+            if result["problems"]:
+                reason = "matches missing: the sweep stopped before its target could be judged"
+                history.append({"matches": n, "met": False, "summary": reason})
+                break
+            met, line, record = look(out, n)
+            last = n == looks[-1]
+            history.append({"matches": n, "met": met, "summary": line, **record})
+            then = "target met, stopping" if met else \
+                "max_matches reached, stopping" if last else f"going on to {looks[i + 1]}"
+            say(f"look at {n} matches per variant: {line}; {then}")
+            if met or last:
+                reason = "target met" if met else "max_matches reached before the target"
+                break
     entry = {**target, "looks": history, "stopped_at": history[-1]["matches"],
              "reason": reason, "met": bool(history[-1]["met"])}
     _record(out, entry)
