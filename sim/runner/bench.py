@@ -322,8 +322,11 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
     writing Parquet; its rate against one worker on a smaller sweep (in this process,
     the way `--jobs 1` runs), timed just before and just after it, gives the parallel
-    efficiency. The parent's peak memory shows the runner holds no rows."""
-    import resource
+    efficiency. The parent's memory as the sweep starts and its sampled peak during it
+    show the runner holds no rows."""
+    import gc
+
+    import psutil
 
     from sim.runner.experiments import load_experiment
     from sim.runner.sweep import run_sweep
@@ -349,9 +352,13 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         # the one-worker reference before and after: this VM's speed drifts within minutes,
         # and a reference taken on one side only leans the ratio with the drift
         one_before = run(single_worker_matches, 1, root / "before")
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        # this process's memory as the sweep starts and at its peak during the sweep
+        # (sampled: the high-water mark would keep the in-process reference's peak)
+        gc.collect()
+        rss_before = psutil.Process().memory_info().rss
+        peak = _SelfMemory()
         many = run(matches_per_variant, jobs, root)
-        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_after = peak.stop()
         one_after = run(single_worker_matches, 1, root / "after")
         parquet_mb = sum(p.stat().st_size for p in
                          (root / f"run-{matches_per_variant}-{jobs}").rglob("*.parquet")) / 1e6
@@ -365,8 +372,8 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
             "single_worker_before_after": [round(r, 1) for r in rates_one],
             "parallel_efficiency": round(rate_many / (jobs * rate_one), 3),
             "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
-            "parent_peak_rss_mb_before": round(rss_before / 1024, 1),
-            "parent_peak_rss_mb_after": round(rss_after / 1024, 1)}
+            "parent_rss_mb_before": round(rss_before / 2**20, 1),
+            "parent_peak_rss_mb_during": round(max(rss_after, rss_before) / 2**20, 1)}
 
 
 def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
@@ -406,6 +413,31 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
             # figure issue 14's 500 MB is about
             "peak_tree_rss_mb": round(max(tree_peak, usage.ru_maxrss * 1024) / 2**20, 1),
             "report_kb": round(size / 1024, 1)}
+
+
+class _SelfMemory:
+    """The peak resident memory of this process, sampled every `every` seconds by a
+    thread until `stop` (bytes)."""
+
+    def __init__(self, every: float = 0.01) -> None:
+        import threading
+
+        import psutil
+
+        self._me, self._every, self.peak = psutil.Process(), every, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="self-memory", daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            self.peak = max(self.peak, self._me.memory_info().rss)
+            self._done.wait(self._every)
+
+    def stop(self) -> int:
+        self._done.set()
+        self._thread.join()
+        return self.peak
 
 
 class _TreeMemory:
