@@ -144,6 +144,16 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
     without reading the events); mechanics: MECHANICS, in that order. Sorted by
     variant, category (CATEGORIES order), then the tables' order.
     """
+    return usage_intervals(usage_counts(matches, events, provenance, usage), confidence,
+                           dead_below)
+
+
+def usage_counts(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
+                 provenance: dict[str, Any] | None = None,
+                 usage: pl.LazyFrame | None = None) -> pl.DataFrame:
+    """content_usage's rows before their intervals (unsorted; no lo, hi or dead):
+    the items, the finished matches and the matches that used each item, read from
+    the Parquet alone (usage_intervals finishes them)."""
     done = finished(matches).select("variant", "match_index", "events_dropped")
     per_variant = done.group_by("variant").agg(
         pl.len().cast(pl.Int64).alias("matches"),
@@ -184,7 +194,16 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
            .with_columns(pl.col("used", "matches", "matches_with_dropped_events").fill_null(0))
            .with_columns(pl.when(pl.col("matches") > 0)
                          .then(pl.col("used") / pl.col("matches")).alias("share")))
-    out = wilson_columns(out, "used", "matches", confidence)
+    return out
+
+
+def usage_intervals(counts: pl.DataFrame, confidence: float = 0.95,
+                    dead_below: float = DEAD_SHARE) -> pl.DataFrame:
+    """content_usage from usage_counts' rows: the Wilson interval, the dead flag, the
+    order and the columns. The first of the two steps reads only Parquet; this one
+    needs the statistics libraries (the report runs other scans between the two while
+    they load)."""
+    out = wilson_columns(counts, "used", "matches", confidence)
     out = out.with_columns(pl.col("share").is_not_null().and_(pl.col("share") < dead_below)
                            .alias("dead"))
     out = sort_keys(out, ["variant", "category", "rank"], {"category": CATEGORIES})
@@ -192,4 +211,5 @@ def content_usage(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
                       "dead", "matches_with_dropped_events")
 
 
-__all__ = ["CATEGORIES", "DEAD_SHARE", "MECHANICS", "content_usage", "item_lists"]
+__all__ = ["CATEGORIES", "DEAD_SHARE", "MECHANICS", "content_usage", "item_lists",
+           "usage_counts", "usage_intervals"]

@@ -37,7 +37,14 @@ from sim.analysis.cascades import (
     revolting_taken_by_third,
     transfers_per_fall,
 )
-from sim.analysis.content import DEAD_SHARE, MECHANICS, content_usage, item_lists
+from sim.analysis.content import (
+    DEAD_SHARE,
+    MECHANICS,
+    content_usage,
+    item_lists,
+    usage_counts,
+    usage_intervals,
+)
 from sim.analysis.dose import DEFAULT_BANDS, dose_response
 from sim.analysis.errors import error_rates
 from sim.analysis.gold import (
@@ -117,6 +124,8 @@ __all__ = [
     "significance",
     "standing_turns",
     "transfers_per_fall",
+    "usage_counts",
+    "usage_intervals",
     "victory_frequencies",
     "victory_mix_tests",
     "win_rate_by_personality",
