@@ -265,6 +265,9 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     Exit status: 0 every planned match written; 1 some matches failed or are
     missing; 2 bad input or a folder that cannot be used; 130/143 interrupted by
     SIGINT/SIGTERM (finished chunks are kept: run the same command to resume)."""
+    from sim.runner.pool import keep_freed_memory
+
+    keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
     import os
     import shlex
 
@@ -435,6 +438,9 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
 
     Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
     130/143 interrupted (finished chunks are kept)."""
+    from sim.runner.pool import keep_freed_memory
+
+    keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
     import os
     import shlex
 
@@ -597,6 +603,9 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     Exit status: 0 the confirmed tuned values are inside every band; 4 the budget
     ended with some outcome outside its band; 1 matches missing; 2 bad input or a
     folder that holds another tune; 130/143 interrupted (what was told is kept)."""
+    from sim.runner.pool import keep_freed_memory
+
+    keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
     import os
     import shlex
 
@@ -1000,6 +1009,9 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
                 = 5000,
                 jobs: Annotated[int, typer.Option(help="Workers.")] = 2) -> None:
     """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
+    from sim.runner.pool import keep_freed_memory
+
+    keep_freed_memory()  # as `sim sweep` does: the one-worker reference plays here
     from sim.runner.bench import bench_sweep as run
 
     result = run(matches, jobs, single_worker_matches=max(50, min(1000, matches // 5)))

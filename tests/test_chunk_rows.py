@@ -62,6 +62,33 @@ def test_a_pool_worker_runs_polars_on_one_thread():
     assert (outcome.kind, outcome.value) == ("ok", 1)
 
 
+def _memory_freed_then_held() -> tuple[int, int, str]:
+    import psutil
+
+    me = psutil.Process()
+    block = np.ones(64 * 2**20 // 8)  # 64 MB, every page touched
+    held = me.memory_info().rss
+    del block
+    return held, me.memory_info().rss, os.environ.get("_RJEM_MALLOC_CONF", "")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_pool_worker_keeps_the_memory_a_chunk_frees_for_the_next():
+    """A 64 MB block freed in a worker stays in its heap (by default glibc maps it on
+    its own and hands it back at once, and the next chunk faults it in again), and
+    polars' allocator is told to keep its freed pages too."""
+    pool = LocalPool(1)
+    try:
+        pool.submit("memory", _memory_freed_then_held)
+        (outcome,) = pool.wait(timeout=120)
+    finally:
+        pool.close()
+    assert outcome.kind == "ok", outcome.value
+    held, after, jemalloc = outcome.value
+    assert held - after < 16 * 2**20, (held, after)
+    assert "dirty_decay_ms:" in jemalloc
+
+
 def _print_unflushed(text: str) -> None:
     print(text, end="")  # to a pipe: block-buffered, so still in the worker's buffer
 
