@@ -52,13 +52,19 @@ def _polars_threads() -> int:
     return pl.thread_pool_size()
 
 
-def test_a_pool_worker_runs_polars_on_one_thread():
+def _in_a_worker(fn):
+    """fn() run by a sweep's pool worker: its Outcome."""
     pool = LocalPool(1)
     try:
-        pool.submit("threads", _polars_threads)
+        pool.submit(fn.__name__, fn)
         (outcome,) = pool.wait(timeout=120)
     finally:
         pool.close()
+    return outcome
+
+
+def test_a_pool_worker_runs_polars_on_one_thread():
+    outcome = _in_a_worker(_polars_threads)
     assert (outcome.kind, outcome.value) == ("ok", 1)
 
 
@@ -77,12 +83,7 @@ def test_a_pool_worker_keeps_the_memory_a_chunk_frees_for_the_next():
     """A 64 MB block freed in a worker stays in its heap (by default glibc maps it on
     its own and hands it back at once, and the next chunk faults it in again), and
     polars' allocator is told to keep its freed pages too."""
-    pool = LocalPool(1)
-    try:
-        pool.submit("memory", _memory_freed_then_held)
-        (outcome,) = pool.wait(timeout=120)
-    finally:
-        pool.close()
+    outcome = _in_a_worker(_memory_freed_then_held)
     assert outcome.kind == "ok", outcome.value
     held, after, jemalloc = outcome.value
     assert held - after < 16 * 2**20, (held, after)
