@@ -33,8 +33,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from sim.outputs.lock import RunLock, RunLocked
+from sim.outputs.lock import LOCK_NAME, RunLock, RunLocked
 from sim.outputs.provenance import code_version, now, package_versions
+from sim.outputs.schemas import WRITTEN
 from sim.outputs.store import (
     RunError,
     atomic_write_text,
@@ -191,14 +192,40 @@ def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int
     return prov
 
 
+# what a sweep writes in its run folder; anything else there is someone else's
+_RUN_ENTRIES = frozenset({*WRITTEN, "_done", ".tmp", "provenance.json", LOCK_NAME})
+
+
+def _not_ours(out: Path) -> list[str]:
+    """The names in `out` a sweep never writes, sorted."""
+    return sorted(p.name for p in out.iterdir() if p.name not in _RUN_ENTRIES)
+
+
 def _clear_folder(out: Path, keep: str) -> None:
+    """Remove the run in `out` (everything a sweep writes there but `keep`); what a
+    sweep never writes stays (it would not be in `out` unless the run was started
+    there by hand beside it: refuse_foreign_folder)."""
     for path in out.iterdir():
-        if path.name == keep:
+        if path.name == keep or path.name not in _RUN_ENTRIES:
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         else:
             path.unlink()
+
+
+def refuse_foreign_folder(out: Path) -> None:
+    """SweepError when `out` holds no run but other files: a sweep writes its tables
+    only into an empty folder or its own, never among a user's files (whose folder a
+    later --replace-stale would then clear)."""
+    if (out / "provenance.json").exists():
+        return
+    others = _not_ours(out)
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3
+                                          else "")
+        raise SweepError(f"{out}: holds files that are not a sweep's ({shown}); give --out "
+                         "an empty or new folder")
 
 
 _REDELIVER_S = 0.02
@@ -389,6 +416,7 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SweepError(f"{out}: cannot create the run folder ({exc.strerror})") from None
+        refuse_foreign_folder(out)  # before the lock file, which would be litter there
         lock = RunLock(out, command)
         try:
             lock.acquire()
@@ -413,7 +441,7 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
                 replace_stale, retry_errors, say, pool=None) -> dict[str, Any]:
     if replace_stale and not fingerprint_matches(experiment, out, chunk_size):
         say(f"{out}: holds another run; starting afresh")
-        _clear_folder(out, keep=".lock")
+        _clear_folder(out, keep=LOCK_NAME)
     prov = prepare_folder(experiment, out, chunk_size, jobs, backend)
     clear_tmp(out)
     check = verify_run(out, prov)
