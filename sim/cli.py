@@ -447,7 +447,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     from sim.analysis.sensitivity import read_design, sensitivity_table, top_parameters
     from sim.report.sensitivity import write_sensitivity_report
     from sim.rules.tables import REPO_ROOT
-    from sim.runner.experiments import ExperimentError, load_experiment
+    from sim.runner.experiments import ExperimentError, load_experiment, run_name_problem
     from sim.runner.morris import MORRIS_DIR, morris_design, write_morris_experiment
     from sim.runner.sensitivity import (
         SWEEP_DIR,
@@ -464,6 +464,8 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     if not design.parameters:
         _fail(f"{file}: no parameter can move: " +
               "; ".join(f"{k}: {why}" for k, why in design.skipped))
+    if (why := run_name_problem(design.spec.name, "sensitivity")) is not None:
+        _fail(f"{file}: name: {why}")
     jobs = jobs or os.cpu_count() or 1
     folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
     try:
@@ -617,6 +619,10 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
         tune = load_tune(file)
     except TuneError as exc:
         _fail(str(exc))
+    from sim.runner.experiments import run_name_problem
+
+    if (why := run_name_problem(tune.spec.name, "tune")) is not None:
+        _fail(f"{file}: name: {why}")
     # after the file is read: a bad file is told at once, before altair and the engine load
     from sim.analysis.tune import scorer
     from sim.report.tune import PAGE_FILE, TUNED_FILE, write_tune_outputs
@@ -690,6 +696,7 @@ def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot
 
     if not 0 < detect < 1 or not 0 < power < 1 or not 0 < alpha < 1:
         _fail("--detect, --power and --alpha must each be between 0 and 1")
+    _require_run(run_dir)  # a plan from damaged or foreign parts would look as sure
     try:
         run = load_run(run_dir)
     except RunFolderError as exc:

@@ -17,6 +17,7 @@ from tests.test_runs_support import experiment_text, one_line_error, sim, write
 @pytest.mark.parametrize("case,needle", [
     ("seed", "root_seed: input should be less than 9223372036854775808"),
     ("long-name", "is 300 characters; at most 120"),
+    ("path-name", "name: experiment name '../elsewhere': letters, digits, _ . - only"),
     ("utf8-experiment", "exp.toml: line 3: not UTF-8 text (byte 0xff at column 10)"),
     ("utf8-tables", "tables.toml: line 2: not UTF-8 text (byte 0xfe at column 1)"),
 ])
@@ -28,6 +29,8 @@ def test_bad_inputs_are_one_line_before_anything_runs(tmp_path, case, needle):
         text = text.replace("root_seed = 11", f"root_seed = {2**63}")
     elif case == "long-name":
         text = text.replace('name = "dominance-50"', f'name = "{"v" * 300}"')
+    elif case == "path-name":  # the default run folder is runs/NAME
+        text = text.replace('name = "runs"', 'name = "../elsewhere"', 1)
     elif case == "utf8-tables":
         tables.write_bytes(b"# tables\n\xfe\n" + FIXTURE_TABLES.read_bytes())
     path = write(tmp_path / "exp.toml", text)

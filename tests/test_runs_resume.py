@@ -176,3 +176,41 @@ def test_tables_are_fixed_when_the_sweep_starts(tmp_path):
     assert read_all(out)["matches"].height == 40
     assert not lock_held(out)
 
+
+
+def test_a_sweep_never_writes_among_files_that_are_not_a_runs(tmp_path):
+    """A folder that holds no run but other files is refused, untouched; --replace-stale
+    clears only what a sweep writes, so a file of the user's beside a run survives it."""
+    from sim.runner.sweep import SweepError
+
+    exp = load_experiment(write(tmp_path / "exp.toml", experiment_text(matches=2,
+                                                                       chunk_size=1)))
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    (out / "drafts").mkdir()
+    with pytest.raises(SweepError, match=r"not a sweep's \(drafts, notes.txt\)"):
+        run_sweep(exp, out, jobs=1, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["drafts", "notes.txt"]
+
+    run = tmp_path / "run"
+    run_sweep(exp, run, jobs=1, progress=False)
+    (run / "notes.txt").write_text("keep me")
+    other = load_experiment(write(tmp_path / "other.toml", experiment_text(
+        matches=2, chunk_size=1, root_seed=12)))
+    result = run_sweep(other, run, jobs=1, progress=False, replace_stale=True,
+                       say=lambda line: None)
+    assert result["matches"] == 4 and not result["problems"]
+    assert (run / "notes.txt").read_text() == "keep me"
+    assert json.loads((run / "provenance.json").read_text())["root_seed"] == 12
+
+
+def test_plan_refuses_a_run_with_a_part_of_no_chunk(finished, tmp_path):
+    """`sim plan` checks the run as `sim report` does: a foreign part would change the
+    discordance it plans from, and the plan would look as sure."""
+    _exp, out, _frames = finished
+    run = tmp_path / "run"
+    shutil.copytree(out, run)
+    part = next((run / "matches").rglob("*.parquet"))
+    shutil.copy(part, part.with_name("part-99999.parquet"))
+    one_line_error(sim("plan", run), "belongs to no chunk")

@@ -36,6 +36,14 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 MAX_VARIANT_NAME = 120
 
 
+def run_name_problem(name: str, what: str) -> str | None:
+    """Why `name` cannot name a run folder (the default one is runs/NAME, so a path
+    there would write elsewhere), or None. `what`: experiment, sensitivity, tune."""
+    if _ID.match(name):
+        return None
+    return f"{what} name {name!r}: letters, digits, _ . - only (it names the run folder)"
+
+
 class _M(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -244,6 +252,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         where = f"{path}:{line}" if line else str(path)
         raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}")
 
+    if (why := run_name_problem(spec.name, "experiment")) is not None:
+        fail(("name",), why)
     tables_path = _resolve_tables_path(spec, path)
     try:
         base = load_tables(tables_path)
