@@ -65,8 +65,10 @@ def tables_check(file: Annotated[Path | None, typer.Argument(help="Tables file."
 
 
 @app.command("map")
-def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.")] = 1,
-            match: Annotated[int, typer.Option(help="Match index under the seed.")] = 0,
+def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.", min=0,
+                                              max=2**63 - 1)] = 1,
+            match: Annotated[int, typer.Option(help="Match index under the seed.", min=0)]
+            = 0,
             seats: Annotated[int | None, typer.Option(help="Seats (default: tables).")] = None,
             out: Annotated[Path | None, typer.Option(help="Write the map as .svg or .png.")] = None,
             tables: TablesOpt = None, set_: SetOpt = None) -> None:
@@ -956,7 +958,8 @@ def _print_bench(result: dict, as_json: bool) -> None:
 
 @bench_app.command("match")
 def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
-                matches: Annotated[int, typer.Option(help="Standard matches to time.")] = 300,
+                matches: Annotated[int, typer.Option(help="Standard matches to time.",
+                                                     min=1)] = 300,
                 skill: Annotated[int, typer.Option(
                     help="Also time the same matches with seat 0 at this AI skill "
                          "(1: lookahead) and print the cost ratio.")] = 0,
@@ -1027,7 +1030,8 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
 
 @bench_app.command("territory")
 def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
-                    positions: Annotated[int, typer.Option(help="Positions to time.")] = 200)\
+                    positions: Annotated[int, typer.Option(help="Positions to time.",
+                                                           min=1)] = 200)\
         -> None:
     """Time territory+score for the plain reference and the kernel on the same positions."""
     from sim.runner.bench import bench_territory as run
@@ -1107,6 +1111,13 @@ def main() -> None:
         signal.signal(s, _exit_on_signal)
     try:
         app()
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # a path of the user's that cannot be written or read (--out in /proc, a folder
+        # where a file goes): one line, as for any other bad input
+        typer.echo(f"{exc.filename}: cannot use this path ({exc.strerror or exc})", err=True)
+        sys.exit(2)
     finally:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)

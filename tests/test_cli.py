@@ -103,3 +103,13 @@ def test_plan_refuses_a_folder_that_holds_no_run(tmp_path):
 def test_every_sweeping_command_refuses_bad_run_options_in_one_line(args, line):
     done = sim(*args)
     assert done.returncode == 2 and done.stderr.strip() == line, done.stderr
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line(tmp_path):
+    """--out naming a folder (or a place nothing can be written) is bad input: one line
+    naming the path, exit 2, no traceback."""
+    folder = tmp_path / "map.svg"
+    folder.mkdir()
+    proc = sim("map", "--out", str(folder))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"{folder}: cannot use this path (Is a directory)"
