@@ -422,3 +422,15 @@ def test_cmaes_tunes_inside_the_ranges(tmp_path):
     assert h.height == 3 and h.get_column("distance").is_not_null().all()
     assert h.get_column("techs.prosperity.cost").is_between(25, 400).all()
     assert result["sampler"] == "cmaes" and not math.isnan(result["best"]["distance"])
+
+
+def test_a_damaged_study_file_is_one_line(tmp_path):
+    """A study.db that is not a database (a half-copied folder, a stray file) is told
+    in one line naming it, exit 2, before any match plays."""
+    (tmp_path / "study.db").write_text("not a database")
+    proc = sim("tune", str(TINY), "--out", str(tmp_path), "--jobs", "1")
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{tmp_path / 'study.db'}: not a readable study (file is not a "
+                           "database)"), proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -366,13 +366,24 @@ def study_storage(out: Path):
     return optuna.storages.RDBStorage(f"sqlite:///{(Path(out) / STUDY_DB).absolute()}")
 
 
+def _unreadable_study(out: Path, exc: Exception) -> TuneError:
+    """A damaged or foreign study.db, in one line (not SQLAlchemy's page of SQL)."""
+    why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    return TuneError(f"{Path(out) / STUDY_DB}: not a readable study ({why}); use another "
+                     "--out or delete the file to start afresh")
+
+
 def open_study(tune: Tune, out: Path, storage=None):
     """The folder's study (created on first use); refuses one made by another tune."""
     import optuna
+    from sqlalchemy.exc import SQLAlchemyError
 
-    storage = storage if storage is not None else study_storage(out)
-    study = optuna.create_study(storage=storage, study_name=STUDY_NAME, direction="minimize",
-                                load_if_exists=True)
+    try:
+        storage = storage if storage is not None else study_storage(out)
+        study = optuna.create_study(storage=storage, study_name=STUDY_NAME,
+                                    direction="minimize", load_if_exists=True)
+    except SQLAlchemyError as exc:
+        raise _unreadable_study(out, exc) from None
     mine = json.loads(json.dumps(tune.fingerprint()))
     theirs = study.user_attrs.get("fingerprint")
     if theirs is None:
@@ -506,7 +517,12 @@ def run_tune(tune: Tune, out: Path, score: Scorer, jobs: int = 1, backend: str =
 
 
 def _run_locked(tune, out, score, jobs, backend, scheduler, say, command) -> dict[str, Any]:
-    storage = study_storage(out)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        storage = study_storage(out)  # optuna reads the file's schema here
+    except SQLAlchemyError as exc:
+        raise _unreadable_study(out, exc) from None
     try:
         # one set of workers for every trial and the confirmation: a trial of 300 matches
         # plays in about 0.6 s on two workers, and starting them took 0.75 s more each time
