@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -464,8 +465,9 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     except SensitivityError as exc:
         _fail(str(exc))
     if not design.parameters:
-        _fail(f"{file}: no parameter can move: " +
-              "; ".join(f"{k}: {why}" for k, why in design.skipped))
+        why = "; ".join(f"{k}: {why}" for k, why in design.skipped) or \
+            "the exclude patterns leave none"
+        _fail(f"{file}: no parameter can move: {why}")
     if (why := run_name_problem(design.spec.name, "sensitivity")) is not None:
         _fail(f"{file}: name: {why}")
     jobs = jobs or os.cpu_count() or 1
@@ -488,7 +490,11 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     sweep = {"jobs": jobs, "backend": backend, "scheduler": scheduler, "quiet": quiet,
              "replace_stale": replace_stale, "command": command}
     errors = {SWEEP_DIR: _sensitivity_sweep(experiment, folder / SWEEP_DIR, **sweep)}
-    table = sensitivity_table(folder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = sensitivity_table(folder)
+    for w in caught:  # the resolution note in words, not as a warning with its source line
+        typer.echo(f"note: {w.message}", err=True)
     table.write_parquet(folder / "sensitivity.parquet")
     morris = morris_json = None
     k = design.spec.morris_top
