@@ -50,8 +50,12 @@ def _check_run_options(backend: str, jobs: int | None, scheduler: str | None,
 def _load_tables(path: Path | None, sets: list[str] | None):
     from sim.rules.tables import TablesError, load_tables, parse_overrides
 
+    # the board is checked by each command at the seats and length it plays
+    # (_check_board), not at the tables' default ones
     try:
-        return load_tables(path, parse_overrides(sets or []))
+        tables = load_tables(path)
+        overrides = parse_overrides(sets or [])
+        return tables.with_overrides(overrides) if overrides else tables
     except TablesError as exc:
         _fail(exc.errors)
 
@@ -61,6 +65,7 @@ def tables_check(file: Annotated[Path | None, typer.Argument(help="Tables file."
                  set_: SetOpt = None) -> None:
     """Validate a tables file; print every problem as file:line: key: reason."""
     tables = _load_tables(file, set_)
+    _check_board(tables)
     typer.echo(f"{tables.source}: ok (hash {tables.hash}; {len(tables.unit_names)} units, "
                f"{len(tables.building_names)} buildings, {len(tables.tech_names)} techs)")
 
@@ -79,6 +84,7 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.", mi
     t = _load_tables(tables, set_)
     if seats is not None and not 2 <= seats <= 6:
         _fail(f"--seats {seats}: a match has 2 to 6 seats")
+    _check_board(t, seats)
     state, board = new_match(t, seed, match, seats)
     if out is not None:
         from sim.report.map import write_map
@@ -166,6 +172,18 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
 
 
+def _check_board(tables, seats: int | None = None, length: str | None = None) -> None:
+    """Exit 2 naming the keys when the board cannot hold a match at `seats` and `length`
+    (default: the tables' own match; D1, D6). The tables themselves check only a file's
+    own default match, and an override plays wherever its caller says."""
+    from sim.rules.tables import board_problems
+
+    problems = board_problems(tables.model, seats or tables.model.match.seats,
+                              length or tables.model.match.length)
+    if problems:
+        _fail([f"{tables.source}: {'.'.join(path)}: {reason}" for path, reason in problems])
+
+
 def _match_options(tables, seed: int, match: int, seats: int | None, length: str | None,
                    personalities: str | None) -> list[str] | None:
     """Check one match's options against the tables (exit 2 naming the bad one);
@@ -174,13 +192,7 @@ def _match_options(tables, seed: int, match: int, seats: int | None, length: str
         _fail(f"--seats {seats}: a match has 2 to 6 seats")
     if length is not None and length not in tables.model.match.lengths:
         _fail(f"--length {length}: choose one of {', '.join(tables.model.match.lengths)}")
-    from sim.rules.tables import board_problems
-
-    # another length's or seat count's board is checked where it is asked for (D1, D6)
-    problems = board_problems(tables.model, seats or tables.model.match.seats,
-                              length or tables.model.match.length)
-    if problems:
-        _fail([f"{tables.source}: {'.'.join(path)}: {reason}" for path, reason in problems])
+    _check_board(tables, seats, length)
     if not (0 <= seed < 2**63 and 0 <= match < 2**63):
         _fail("--seed and --match must be between 0 and 2**63 - 1")
     names = personalities.split(",") if personalities else None

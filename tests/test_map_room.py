@@ -53,3 +53,28 @@ set = {{ "map.radius" = 6 }}
     assert len(lines) == 1 and "variant small: map." in lines[0] and "6 seats" in lines[0]
     assert "x.toml" in lines[0] and "Traceback" not in proc.stderr
     assert not (out / "matches").exists()
+
+
+def test_a_board_too_small_for_the_tables_seats_loads_for_a_match_of_fewer(tmp_path):
+    """The board is checked at the seats a match is played with, not at the tables'
+    default 4: radius 5 holds 2 starts 4 steps apart, so a 2-seat experiment variant
+    and `sim map --seats 2` on it are fine, while 4 seats there are refused."""
+    from sim.runner.experiments import load_experiment
+
+    experiment = tmp_path / "x.toml"
+    experiment.write_text(f'''name = "two-seats"
+tables = "{FIXTURE_TABLES}"
+root_seed = 1
+matches = 2
+seats = 2
+
+[[variants]]
+name = "small"
+set = {{ "map.radius" = 5 }}
+''')
+    (variant,) = load_experiment(experiment).variants
+    assert variant.tables.model.map.radius == 5
+    two = _sim("map", "--seats", "2", "--tables", str(FIXTURE_TABLES), "--set", "map.radius=5")
+    assert two.returncode == 0, two.stderr
+    four = _sim("map", "--tables", str(FIXTURE_TABLES), "--set", "map.radius=5")
+    assert four.returncode == 2 and "no room for 4 starts" in four.stderr, four.stderr

@@ -125,11 +125,18 @@ class Tables:
                                                   radius=self.board_radius(preset))
         return cache[preset, seats]
 
-    def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>") -> Tables:
-        """This variant with more dotted-key overrides applied and re-validated."""
+    def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>",
+                       check_board: bool = False) -> Tables:
+        """This variant with more dotted-key overrides applied and re-validated.
+
+        The board is checked for the tables' own default match only with `check_board`:
+        a variant plays at the seats and length its caller names (an experiment's
+        `seats = 2`, `sim match --seats 2`), and each caller checks the board there
+        (board_problems), so a board too small for the default 4 seats is no error
+        for a 2-seat variant."""
         data = apply_overrides(self.data, overrides, source)
         merged = {**self.overrides, **overrides}
-        return _validate(data, source, {}, merged)
+        return _validate(data, source, {}, merged, check_board=check_board)
 
 
 class TablesError(Exception):
@@ -172,8 +179,8 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
     except tomllib.TOMLDecodeError as exc:
         raise TablesError([f"{source}: not valid TOML: {exc}"]) from None
     tables = _validate(raw, source, key_lines(text), {})
-    if overrides:
-        tables = tables.with_overrides(overrides)
+    if overrides:  # a tables file and its overrides: the file's own match must fit
+        tables = tables.with_overrides(overrides, check_board=True)
     return tables
 
 
@@ -225,7 +232,7 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any], source: str
 
 
 def _validate(raw: dict[str, Any], source: str, lines: dict[tuple, int],
-              overrides: dict[str, Any]) -> Tables:
+              overrides: dict[str, Any], check_board: bool = True) -> Tables:
     errors: list[str] = []
     try:
         model = TablesModel.model_validate(raw)
@@ -233,7 +240,7 @@ def _validate(raw: dict[str, Any], source: str, lines: dict[tuple, int],
         for err in exc.errors():
             errors.append(_fmt(source, lines, tuple(err["loc"]), _reason(err)))
         raise TablesError(errors) from None
-    for path, reason in _cross_checks(model):
+    for path, reason in _cross_checks(model, check_board):
         errors.append(_fmt(source, lines, path, reason))
     if errors:
         raise TablesError(errors)
@@ -252,8 +259,9 @@ def _reason(err: dict[str, Any]) -> str:
     return f"{err['msg'].lower()} (got {got!r})"
 
 
-def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
-    """Checks that span several keys; each returns (path, reason)."""
+def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple, str]]:
+    """Checks that span several keys; each returns (path, reason). `check_board`: also
+    whether the tables' own default match (match.seats, match.length) fits its board."""
     out: list[tuple[tuple, str]] = []
     techs = set(m.techs)
     if set(m.match.cost_scale_pct) != set(m.match.lengths):
@@ -341,7 +349,7 @@ def _cross_checks(m: TablesModel) -> list[tuple[tuple, str]]:
         out.append((("events", "cards"), "card weights must not all be 0"))
     if sum(m.map.node_weights.model_dump().values()) == 0 and m.map.node_share_pct > 0:
         out.append((("map", "node_weights"), "node weights must not all be 0"))
-    if not out:
+    if not out and check_board:
         out += board_problems(m, m.match.seats, m.match.length)
     return out
 
