@@ -482,6 +482,9 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
         _fail(f"{file}: no parameter can move: {why}")
     if (why := run_name_problem(design.spec.name, "sensitivity")) is not None:
         _fail(f"{file}: name: {why}")
+    for key, why in design.one_sided:
+        typer.echo(f"note: {key}: one side stays at the base value, the other was refused "
+                   f"({why})", err=True)
     jobs = jobs or os.cpu_count() or 1
     folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
     try:

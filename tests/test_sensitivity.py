@@ -248,3 +248,17 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
     # the same rows and verdicts (means may differ in the last bits: polars sums in parallel)
     assert_frame_equal(pl.read_parquet(out / "sensitivity.parquet"), table, check_exact=False)
     assert written == {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
+
+
+def test_a_side_refused_by_the_tables_is_told_not_hidden(tmp_path):
+    """map.radius 9 at step 0.9: the low side (1) is below the tables' bound, so it plays
+    the base value; the design says so (the command prints it) instead of a silent
+    baseline on that side."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "s"\nroot_seed = 1\nmatches = 4\ntables = "{FIXTURE_TABLES}"\n'
+                    'parameters = ["map.radius", "units.warrior.attack"]\nstep = 0.9\n')
+    d = load_sensitivity(path)
+    radius = next(p for p in d.parameters if p.key == "map.radius")
+    assert radius.low == radius.base and radius.high > radius.base
+    assert [key for key, _why in d.one_sided] == ["map.radius"]
+    assert "greater than or equal to 3" in d.one_sided[0][1]

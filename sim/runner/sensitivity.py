@@ -118,6 +118,9 @@ class Design:
     skipped: tuple[tuple[str, str], ...]   # (key, why)
     # variant name -> the variant whose matches it plays (only those not played)
     plays: dict[str, str] = field(default_factory=dict)
+    # (key, why) of parameters moved on one side only: the other side's value was
+    # refused, so that side plays the base value
+    one_sided: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.spec.name, "step": self.spec.step, "baseline": BASELINE,
@@ -200,7 +203,7 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         return play_key(t, spec.seats, spec.length, spec.personalities)
 
     played = {key_of(tables): BASELINE}       # play key -> the variant that plays it
-    params, skipped, plays = [], [], {}
+    params, skipped, plays, one_sided = [], [], {}, []
     pairs: dict[tuple[str, str], str] = {}     # (low, high) played variants -> first key
     for key in select(values, spec.parameters, spec.exclude):
         base = values[key]
@@ -221,11 +224,14 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         if sides[False] == sides[True]:
             skipped.append((key, "; ".join(reasons)))
             continue
+        if reasons:
+            one_sided.append((key, "; ".join(reasons)))
         pair = (plays.get(names[False], names[False]), plays.get(names[True], names[True]))
         same_as = pairs.setdefault(pair, key)
         params.append(Parameter(key, base, sides[False], sides[True], names[False],
                                 names[True], None if same_as == key else same_as))
-    return Design(spec, str(tables_path), tuple(params), tuple(skipped), plays)
+    return Design(spec, str(tables_path), tuple(params), tuple(skipped), plays,
+                  tuple(one_sided))
 
 
 def _toml_value(value: Any) -> str:
