@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import FIXTURE_TABLES
 
@@ -30,22 +31,26 @@ def test_tables_check_refuses_a_board_too_small_for_the_starts():
     assert "Traceback" not in proc.stderr
 
 
-def test_a_sweep_whose_variant_cannot_hold_its_seats_exits_2_before_any_match(tmp_path):
-    experiment = tmp_path / "x.toml"
-    experiment.write_text(f'''name = "cramped"
+def _small_board_experiment(folder, seats: int, radius: int, baseline: bool) -> Path:
+    """x.toml: a variant `small` on board `radius` at `seats` (and a baseline)."""
+    experiment = folder / "x.toml"
+    experiment.write_text(f'''name = "small-board"
 tables = "{FIXTURE_TABLES}"
 root_seed = 1
 matches = 4
-seats = 6
+seats = {seats}
 chunk_size = 2
-
-[[variants]]
-name = "baseline"
+{'[[variants]]' + chr(10) + 'name = "baseline"' if baseline else ''}
 
 [[variants]]
 name = "small"
-set = {{ "map.radius" = 6 }}
+set = {{ "map.radius" = {radius} }}
 ''')
+    return experiment
+
+
+def test_a_sweep_whose_variant_cannot_hold_its_seats_exits_2_before_any_match(tmp_path):
+    experiment = _small_board_experiment(tmp_path, seats=6, radius=6, baseline=True)
     out = tmp_path / "run"
     proc = _sim("sweep", str(experiment), "--out", str(out), "--jobs", "1", "--quiet")
     assert proc.returncode == 2, proc.stderr
@@ -61,17 +66,7 @@ def test_a_board_too_small_for_the_tables_seats_loads_for_a_match_of_fewer(tmp_p
     and `sim map --seats 2` on it are fine, while 4 seats there are refused."""
     from sim.runner.experiments import load_experiment
 
-    experiment = tmp_path / "x.toml"
-    experiment.write_text(f'''name = "two-seats"
-tables = "{FIXTURE_TABLES}"
-root_seed = 1
-matches = 2
-seats = 2
-
-[[variants]]
-name = "small"
-set = {{ "map.radius" = 5 }}
-''')
+    experiment = _small_board_experiment(tmp_path, seats=2, radius=5, baseline=False)
     (variant,) = load_experiment(experiment).variants
     assert variant.tables.model.map.radius == 5
     two = _sim("map", "--seats", "2", "--tables", str(FIXTURE_TABLES), "--set", "map.radius=5")
