@@ -55,7 +55,7 @@ def _load_tables(path: Path | None, sets: list[str] | None):
     try:
         tables = load_tables(path)
         overrides = parse_overrides(sets or [])
-        return tables.with_overrides(overrides) if overrides else tables
+        return tables.with_overrides(overrides, check_board=False) if overrides else tables
     except TablesError as exc:
         _fail(exc.errors)
 

@@ -83,12 +83,10 @@ def test_d1_a_map_with_no_room_for_the_starts_is_an_error_never_a_match():
 def test_d1_tables_check_refuses_a_map_that_cannot_hold_the_starts():
     from sim.rules.tables import TablesError
 
-    # the tables' own match (4 seats): what `sim tables check` and load_tables check; a
-    # variant's board is checked at the seats its caller plays (tests/test_map_room.py)
     with pytest.raises(TablesError, match=r"map\.terrain_weights: too little passable land"):
-        TABLES.with_overrides({"map.terrain_weights.water": 1_000_000}, check_board=True)
+        TABLES.with_overrides({"map.terrain_weights.water": 1_000_000})
     with pytest.raises(TablesError, match=r"map\.radius: no room for 4 starts"):
-        TABLES.with_overrides({"map.radius": 5}, check_board=True)
+        TABLES.with_overrides({"map.radius": 5})
 
 
 def test_d1_start_balance_reports_the_worth_map_generation_used():

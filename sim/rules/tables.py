@@ -126,14 +126,13 @@ class Tables:
         return cache[preset, seats]
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "<overrides>",
-                       check_board: bool = False) -> Tables:
+                       check_board: bool = True) -> Tables:
         """This variant with more dotted-key overrides applied and re-validated.
 
-        The board is checked for the tables' own default match only with `check_board`:
-        a variant plays at the seats and length its caller names (an experiment's
-        `seats = 2`, `sim match --seats 2`), and each caller checks the board there
-        (board_problems), so a board too small for the default 4 seats is no error
-        for a 2-seat variant."""
+        `check_board=False` leaves out whether the tables' own default match fits the
+        board, for a caller that checks the board at the seats and length it plays
+        (board_problems: an experiment's `seats = 2`, `sim match --seats 2`), where a
+        board too small for the default 4 seats is no error."""
         data = apply_overrides(self.data, overrides, source)
         merged = {**self.overrides, **overrides}
         return _validate(data, source, {}, merged, check_board=check_board)
@@ -179,8 +178,8 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
     except tomllib.TOMLDecodeError as exc:
         raise TablesError([f"{source}: not valid TOML: {exc}"]) from None
     tables = _validate(raw, source, key_lines(text), {})
-    if overrides:  # a tables file and its overrides: the file's own match must fit
-        tables = tables.with_overrides(overrides, check_board=True)
+    if overrides:
+        tables = tables.with_overrides(overrides)
     return tables
 
 

@@ -283,7 +283,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
             fail((*loc, "name"), f"two variants are named {v.name!r}")
         seen.add(v.name)
         try:
-            tables = base.with_overrides(v.set, source=f"{path}: variant {v.name}") \
+            tables = base.with_overrides(v.set, source=f"{path}: variant {v.name}",
+                                         check_board=False) \
                 if v.set else base
         except TablesError as exc:
             fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])

@@ -114,7 +114,7 @@ def morris_design(d: Design, keys: list[str], tables: Tables | None = None) -> M
     for row, name in names.items():
         overrides = {p.key: v for p, v in zip(params, row, strict=True)}
         try:
-            base.with_overrides(overrides, check_board=True)
+            base.with_overrides(overrides)
         except TablesError as exc:
             why = exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
             raise SensitivityError(f"the Morris point {name} {overrides} is refused by the "

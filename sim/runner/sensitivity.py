@@ -305,7 +305,7 @@ def load_sensitivity(path: str | Path) -> Design:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
     if spec.base_set:
         try:
-            tables = tables.with_overrides(spec.base_set, f"{path}: set", check_board=True)
+            tables = tables.with_overrides(spec.base_set, f"{path}: set")
         except TablesError as exc:  # its errors already name the file and `set`
             raise SensitivityError(exc.errors[0]) from None
     try:

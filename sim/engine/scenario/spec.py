@@ -179,15 +179,14 @@ def parse_scenario(path: str | Path, tables_path: str | Path | None = None,
     # one override at a time first, so a bad one is reported at its own line
     for key, value in spec.overrides.items():
         try:
-            tables.with_overrides({key: value}, check_board=True)
+            tables.with_overrides({key: value})
         except TablesError as exc:
             reason = exc.errors[0].split(": ", 2)[-1]
             where = key_location(path, lines, ("overrides", key))
             raise ScenarioError(f"{where}: {reason}") from None
     if spec.overrides:
         try:
-            tables = tables.with_overrides(spec.overrides, source=f"{path}: overrides",
-                                           check_board=True)
+            tables = tables.with_overrides(spec.overrides, source=f"{path}: overrides")
         except TablesError as exc:
             raise ScenarioError(exc.errors[0]) from None
     return spec, lines, tables
