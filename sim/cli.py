@@ -280,10 +280,25 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
     Exit status: 0 every planned match written; 1 some matches failed or are
     missing; 2 bad input or a folder that cannot be used; 130/143 interrupted by
     SIGINT/SIGTERM (finished chunks are kept: run the same command to resume)."""
-    from sim.runner.pool import keep_freed_memory
+    import os
+
+    from sim.runner.pool import keep_freed_memory, shared_pool
 
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
-    import os
+    _check_run_options(backend, jobs, scheduler, ("local", "loky", "dask"))
+    if chunk_size is not None and chunk_size < 1:
+        _fail("--chunk-size must be >= 1")
+    jobs = jobs or os.cpu_count() or 1
+    # the workers start now: their start (an interpreter, the engine's imports) runs
+    # while this process imports, loads the experiment and checks the run folder
+    with shared_pool(jobs, backend, scheduler) as pool:
+        _sweep(file, jobs, backend, scheduler, out, chunk_size, quiet, replace_stale,
+               retry_errors, pool)
+
+
+def _sweep(file: Path, jobs: int, backend: str, scheduler: str | None, out: Path | None,
+           chunk_size: int | None, quiet: bool, replace_stale: bool, retry_errors: bool,
+           pool) -> None:
     import shlex
 
     from sim.rules.tables import REPO_ROOT
@@ -294,10 +309,6 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
         experiment = load_experiment(file)
     except ExperimentError as exc:
         _fail(str(exc))
-    _check_run_options(backend, jobs, scheduler, ("local", "loky", "dask"))
-    if chunk_size is not None and chunk_size < 1:
-        _fail("--chunk-size must be >= 1")
-    jobs = jobs or os.cpu_count() or 1
     # absolute here, in the parent: Dask workers have working directories of their own
     out = (out or REPO_ROOT / "runs" / experiment.spec.name).absolute()
     command = shlex.join(["sim", *sys.argv[1:]]) if sys.argv[1:2] == ["sweep"] else \
@@ -326,7 +337,8 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                                         chunk_size, progress=not quiet,
                                         replace_stale=replace_stale,
                                         retry_errors=retry_errors, command=command,
-                                        say=lambda line: typer.echo(line, err=True))
+                                        say=lambda line: typer.echo(line, err=True),
+                                        pool=pool)
                 seq = result["sequential"]
                 typer.echo(f"stopped at {seq['stopped_at']} matches per variant: "
                            f"{seq['reason']} ({len(seq['looks'])} looks)")
@@ -334,7 +346,7 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                 result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
                                    progress=not quiet, replace_stale=replace_stale,
                                    retry_errors=retry_errors, command=command,
-                                   say=lambda line: typer.echo(line, err=True))
+                                   say=lambda line: typer.echo(line, err=True), pool=pool)
             _sweep_summary(result, out, command)
         except SweepError as exc:
             _fail(str(exc))

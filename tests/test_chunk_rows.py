@@ -90,6 +90,46 @@ def test_a_pool_worker_keeps_the_memory_a_chunk_frees_for_the_next():
     assert "dirty_decay_ms:" in jemalloc
 
 
+def _imported(name: str) -> bool:
+    return name in sys.modules
+
+
+def test_a_started_pool_runs_its_workers_at_once_and_they_import_what_it_preloads():
+    """`start` runs every worker before any task, and a worker imports its `preload`
+    modules on its own (a sweep's workers import the engine while the parent still
+    prepares); a worker not told to has not imported them."""
+    preloaded = LocalPool(2, preload=("colorsys",)).start()
+    plain = LocalPool(1)
+    try:
+        assert len(preloaded.pids()) == 2 and plain.pids() == []
+        assert all(s.process.is_alive() for s in preloaded.slots)
+        for pool in (preloaded, plain):
+            pool.submit("t", _imported, "colorsys")
+        (seen,) = preloaded.wait(timeout=120)
+        (not_seen,) = plain.wait(timeout=120)
+    finally:
+        preloaded.close()
+        plain.close()
+    assert (seen.kind, seen.value) == ("ok", True)
+    assert (not_seen.kind, not_seen.value) == ("ok", False)
+
+
+def test_a_worker_that_died_holding_no_task_is_started_again_and_costs_no_task():
+    """A started pool's worker killed before its first task: the next task goes to a
+    new worker and succeeds (a death is charged only to the task it held)."""
+    pool = LocalPool(1, preload=("colorsys",)).start()
+    try:
+        first = pool.slots[0].process
+        first.kill()
+        first.join(30)
+        pool.submit("t", _imported, "colorsys")
+        (outcome,) = pool.wait(timeout=120)
+        assert (outcome.kind, outcome.value) == ("ok", True)
+        assert pool.slots[0].process is not first
+    finally:
+        pool.close()
+
+
 def _print_unflushed(text: str) -> None:
     print(text, end="")  # to a pipe: block-buffered, so still in the worker's buffer
 

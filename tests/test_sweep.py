@@ -26,7 +26,8 @@ from sim.outputs.schemas import (
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.sweep import prepare_folder, run_sweep, shared_pool
+from sim.runner.pool import shared_pool
+from sim.runner.sweep import prepare_folder, run_sweep
 from tests.conftest import FIXTURE_TABLES
 
 SMALL = f"""
@@ -253,6 +254,8 @@ def test_sweeps_on_a_shared_pool_reuse_its_workers_and_give_the_same_tables(refe
     the tables are the ones a fresh pool writes, and the block's end stops them."""
     exp, _out, frames = reference_run
     with shared_pool(2) as pool:
+        # started at once: their imports run while the caller prepares its first sweep
+        assert all(s.process is not None and s.process.is_alive() for s in pool.slots)
         run_sweep(exp, tmp_path / "first", jobs=2, chunk_size=5, progress=False, pool=pool)
         workers = [s.process for s in pool.slots]
         assert all(w is not None and w.is_alive() for w in workers)

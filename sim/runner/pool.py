@@ -13,6 +13,7 @@ parent decides what stops).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing
 import os
 import signal
@@ -74,7 +75,7 @@ def keep_freed_memory() -> None:
         pass
 
 
-def _worker_main(conn: Connection, parent: int) -> None:
+def _worker_main(conn: Connection, parent: int, preload: tuple[str, ...] = ()) -> None:
     _die_with_parent(parent)
     # a worker is one core's worth of the sweep: polars' own pool would start a thread
     # per core in every worker, and the workers' sorts and Parquet writes would then
@@ -83,6 +84,12 @@ def _worker_main(conn: Connection, parent: int) -> None:
     os.environ.setdefault("POLARS_MAX_THREADS", "1")
     keep_freed_memory()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # import what the tasks run before the first one arrives: a pool started early
+    # (LocalPool.start) does this while its parent still prepares. A module that
+    # fails to import fails again, and is reported, when a task needs it.
+    for name in preload:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
     while True:
         try:
             task = conn.recv()
@@ -113,6 +120,7 @@ class _Slot:
     process: Any = None
     conn: Connection | None = None
     task: Any = None
+    ran: bool = False  # this worker was handed a task (it may have printed something)
 
 
 @dataclass(frozen=True)
@@ -136,10 +144,21 @@ def _how_it_ended(code: int | None) -> str:
 
 
 class LocalPool:
-    """`jobs` worker processes; `submit(task, fn, *args)` runs fn(*args) in an idle one."""
+    """`jobs` worker processes; `submit(task, fn, *args)` runs fn(*args) in an idle one.
+    Each worker starts at its first task, or all at once with `start`; it imports the
+    modules named in `preload` as soon as it runs."""
 
-    def __init__(self, jobs: int):
+    def __init__(self, jobs: int, preload: tuple[str, ...] = ()):
         self.slots = [_Slot() for _ in range(max(1, jobs))]
+        self.preload = tuple(preload)
+
+    def start(self) -> LocalPool:
+        """Start every worker now, so that their start (the interpreter, `preload`'s
+        imports: some 0.6 s each) runs while the caller still prepares."""
+        for slot in self.slots:
+            if slot.process is None or not slot.process.is_alive():
+                self._start(slot)
+        return self
 
     def idle(self) -> int:
         return sum(s.task is None for s in self.slots)
@@ -149,8 +168,8 @@ class LocalPool:
 
     def _start(self, slot: _Slot) -> None:
         parent_end, child_end = _CTX.Pipe()
-        proc = _CTX.Process(target=_worker_main, args=(child_end, os.getpid()), daemon=True,
-                            name="sim-sweep-worker")
+        proc = _CTX.Process(target=_worker_main, args=(child_end, os.getpid(), self.preload),
+                            daemon=True, name="sim-sweep-worker")
         proc.start()
         child_end.close()
         slot.process, slot.conn = proc, parent_end
@@ -158,8 +177,10 @@ class LocalPool:
     def submit(self, task: Any, fn, *args) -> None:
         slot = next(s for s in self.slots if s.task is None)
         if slot.process is None or not slot.process.is_alive():
+            if slot.process is not None:  # died idle (killed from outside): start afresh
+                self._forget(slot)
             self._start(slot)
-        slot.task = task
+        slot.task, slot.ran = task, True
         # if the worker just died, wait() reports it through its sentinel
         with contextlib.suppress(OSError):
             slot.conn.send((fn, args))
@@ -202,14 +223,17 @@ class LocalPool:
         if slot.conn is not None:
             slot.conn.close()
         slot.process = slot.conn = None
+        slot.ran = False
 
     def close(self, kill: bool = False) -> None:
         """Stop every worker: politely when idle, at once with `kill` (finished chunks
-        are already whole on disk; a chunk being written is redone on resume)."""
+        are already whole on disk; a chunk being written is redone on resume). A worker
+        never handed a task is stopped at once either way: it has nothing to flush, and
+        may still be importing its `preload` (a sweep with nothing left to play)."""
         for s in self.slots:
             if s.process is None:
                 continue
-            if kill:
+            if kill or not s.ran:
                 s.process.kill()
             else:
                 try:
@@ -224,3 +248,27 @@ class LocalPool:
                     s.process.join(5)
                 self._forget(s)
             s.task = None
+
+
+# the module of a sweep's task (sim.runner.sweep.run_chunk, which imports the engine):
+# what its workers import as soon as they run
+SWEEP_MODULES = ("sim.runner.sweep",)
+
+
+@contextlib.contextmanager
+def shared_pool(jobs: int, backend: str = "local", scheduler: str | None = None):
+    """Workers for a caller that runs sweep after sweep (a tune's trials, a precision
+    sweep's looks) or that has more to do before its sweep (`sim sweep` loading its
+    experiment): a LocalPool, started at once, to pass to each run_sweep; closed when
+    the block ends (killed if it ends in an exception). None where run_sweep uses no
+    local pool (one job, or Dask)."""
+    if backend not in ("local", "loky") or scheduler is not None or jobs <= 1:
+        yield None
+        return
+    pool = LocalPool(jobs, preload=SWEEP_MODULES).start()
+    try:
+        yield pool
+    except BaseException:
+        pool.close(kill=True)
+        raise
+    pool.close()

@@ -21,6 +21,7 @@ because every earlier look had said "go on".
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,8 @@ from typing import Any
 
 from sim.outputs.store import atomic_write_text
 from sim.runner.experiments import Experiment
-from sim.runner.sweep import fingerprint_matches, run_sweep, shared_pool
+from sim.runner.pool import LocalPool, shared_pool
+from sim.runner.sweep import fingerprint_matches, run_sweep
 
 # look(run folder, prefix) -> (met, one line of news, record for the provenance)
 LookFn = Callable[[Path, int], tuple[bool, str, dict[str, Any]]]
@@ -64,10 +66,11 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
                    backend: str = "local", scheduler: str | None = None,
                    chunk_size: int | None = None, progress: bool = True,
                    replace_stale: bool = False, retry_errors: bool = False, say=None,
-                   command: str = "") -> dict[str, Any]:
+                   command: str = "", pool: LocalPool | None = None) -> dict[str, Any]:
     """Run (or resume) a sequential experiment; returns the last look's sweep summary
     with `sequential` (target, looks, stopped_at, reason) added.
 
+    `pool`: the caller's workers (shared_pool), else the sequence starts its own.
     Raises what run_sweep raises. A look whose sweep left matches missing stops the
     sequence there (the summary says which): a target is never judged on holes."""
     spec = experiment.spec
@@ -91,7 +94,8 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
     played, chunks_played, seconds = 0, 0, 0.0
     # one set of workers for every look: a look of a block of matches is short, and
     # starting the workers took some 0.75 s each time
-    with shared_pool(jobs, backend, scheduler) as pool:
+    with contextlib.nullcontext(pool) if pool is not None else \
+            shared_pool(jobs, backend, scheduler) as pool:
         for i, n in enumerate(looks):
             result = run_sweep(experiment.prefix(n), out, jobs, backend, scheduler, chunk_size,
                                progress, None, replace_stale and i == 0, retry_errors, say,

@@ -49,7 +49,7 @@ from sim.outputs.store import (
 from sim.rules.tables import Tables
 from sim.runner.chunk import RunSettings, error_frames, play_chunk, settings_for
 from sim.runner.experiments import ChunkSpec, Experiment, Variant
-from sim.runner.pool import LocalPool, Outcome
+from sim.runner.pool import SWEEP_MODULES, LocalPool, Outcome
 
 MAX_ATTEMPTS = 3
 BACKENDS = ("local", "dask")
@@ -473,11 +473,11 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
         executor = None
         if todo and backend == "dask":
             executor = _DaskExecutor(client or _dask_client(stack, jobs, None))
-        compile_s = None
-        if todo and client is None:  # workers on this machine: compile once, here first
-            compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
         if todo and executor is None and jobs > 1:
-            executor = pool if pool is not None else LocalPool(jobs)
+            # started before the engine is compiled or checked below: the workers' own
+            # start (imports) runs meanwhile, and they wait for their first chunk
+            executor = pool if pool is not None else \
+                LocalPool(jobs, preload=SWEEP_MODULES).start()
         if executor is not None:
             # on the way out of an exception (a signal, a bug) kill the workers: what they
             # are writing is redone on resume; after the last chunk they stop politely,
@@ -485,6 +485,9 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
             shared = executor is pool
             stack.push(lambda kind, *_: None if shared and kind is None
                        else executor.close(kill=kind is not None))
+        compile_s = None
+        if todo and client is None:  # workers on this machine: compile once, here first
+            compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
         bar.start()
         t_matches = time.perf_counter()
         played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say)
@@ -506,24 +509,6 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
     prov["summary"] = result
     atomic_write_text(out, out / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
     return result
-
-
-@contextlib.contextmanager
-def shared_pool(jobs: int, backend: str = "local", scheduler: str | None = None):
-    """Workers for a caller that runs sweep after sweep (a tune's trials, a precision
-    sweep's looks): a LocalPool to pass to each run_sweep, closed when the block ends
-    (killed if it ends in an exception); None where run_sweep uses no local pool (one
-    job, or Dask)."""
-    if backend not in ("local", "loky") or scheduler is not None or jobs <= 1:
-        yield None
-        return
-    pool = LocalPool(jobs)
-    try:
-        yield pool
-    except BaseException:
-        pool.close(kill=True)
-        raise
-    pool.close()
 
 
 def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
@@ -617,26 +602,26 @@ def compile_estimate() -> tuple[float, str]:
 
 def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Progress,
                 say) -> float | None:
-    """Compile the engine (or load it from numba's cache) once in this process before
-    the workers start, so they load the cache instead of all compiling at once.
-    On a cold cache, says so first with an estimate; returns the compile's seconds."""
+    """On a cold cache, compile the engine once in this process before any chunk is
+    played, so the workers load the cache instead of all compiling at once; says so
+    first with an estimate and returns the compile's seconds. On a warm cache, nothing
+    (None): whoever plays the first chunk loads the engine, and a parent whose workers
+    play has no use for it."""
     from sim.jit import cache_dir
 
-    cold = not engine_cached()
-    if cold:
-        estimate, basis = compile_estimate()
-        say(f"compiling the engine once: about {estimate:.0f} s ({basis}); cached afterwards "
-            f"in {cache_dir()}")
-        bar.compiling(estimate)
+    if engine_cached():
+        return None
+    estimate, basis = compile_estimate()
+    say(f"compiling the engine once: about {estimate:.0f} s ({basis}); cached afterwards "
+        f"in {cache_dir()}")
+    bar.compiling(estimate)
     t0 = time.perf_counter()
     play_chunk(settings, ChunkSpec(spec.variant, 0, spec.start, spec.start + 1), tables)
     seconds = time.perf_counter() - t0
-    if cold:
-        bar.compiled(seconds)
-        say(f"engine compiled in {seconds:.0f} s")
-        after_cold_compile(seconds, say)
-        return seconds
-    return None
+    bar.compiled(seconds)
+    say(f"engine compiled in {seconds:.0f} s")
+    after_cold_compile(seconds, say)
+    return seconds
 
 
 def after_cold_compile(seconds: float, say) -> None:

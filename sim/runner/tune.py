@@ -60,8 +60,9 @@ from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, TablesError, load_tables
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 from sim.runner.experiments import ExperimentError, load_experiment
+from sim.runner.pool import shared_pool
 from sim.runner.sensitivity import numeric_values
-from sim.runner.sweep import run_sweep, shared_pool, stop_on_signals
+from sim.runner.sweep import run_sweep, stop_on_signals
 
 STUDY_DB = "study.db"
 STUDY_NAME = "tune"
