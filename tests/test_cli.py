@@ -74,6 +74,21 @@ def test_bench_territory_prints_the_ratio_keys():
     assert result["ratio"] > 1
 
 
+def test_bench_sweep_times_fresh_and_started_workers_against_one():
+    """Both efficiencies, the workers' start and the parent's memory, from one run (a
+    small one: the figures themselves are the benchmark's, not this test's)."""
+    proc = sim("bench", "sweep", "--json", "--matches", "40", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["matches"] == 80 and result["jobs"] == 2 and result["errors"] == 0
+    for key in ("wall_s", "wall_s_started_workers", "single_worker_matches_per_s",
+                "parallel_efficiency", "parallel_efficiency_started_workers",
+                "parent_rss_mb_before", "parent_peak_rss_mb_during"):
+        assert result[key] > 0, key
+    assert len(result["single_worker_before_after"]) == 2
+    assert isinstance(result["worker_start_s"], float)
+
+
 def test_warm_fills_the_cache_and_says_how_it_went():
     proc = sim("warm")
     assert proc.returncode == 0, proc.stderr

@@ -323,15 +323,24 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     writing Parquet; its rate against one worker on a smaller sweep (in this process,
     the way `--jobs 1` runs), timed just before and just after it, gives the parallel
     efficiency. The parent's memory as the sweep starts and its sampled peak during it
-    show the runner holds no rows."""
+    show the runner holds no rows.
+
+    The sweep is timed twice. With fresh workers, as `sim sweep` starts them
+    (`wall_s`, `parallel_efficiency`), and on workers already started (a shared_pool,
+    as a tune's trials and a precision sweep's looks play: `..._started_workers`).
+    The one-worker reference has its engine loaded before it is timed, so the second
+    compares like with like; the difference is the workers' start, which a sweep pays
+    once whatever its size (`worker_start_s`: a small sweep on fresh workers less the
+    same sweep on started ones)."""
     import gc
 
     import psutil
 
     from sim.runner.experiments import load_experiment
+    from sim.runner.pool import shared_pool
     from sim.runner.sweep import run_sweep
 
-    def run(n: int, workers: int, root: Path) -> dict:
+    def run(n: int, workers: int, root: Path, pool=None) -> dict:
         root.mkdir(exist_ok=True)
         chunk = max(25, min(250, n // (4 * workers)))
         path = root / f"bench-{n}-{workers}.toml"
@@ -339,39 +348,51 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         experiment = load_experiment(path)
         t0 = time.perf_counter()
         result = run_sweep(experiment, root / f"run-{n}-{workers}", jobs=workers,
-                           progress=False)
+                           progress=False, pool=pool)
         result["wall_s"] = time.perf_counter() - t0
         return result
 
-    with tempfile.TemporaryDirectory() as tmp:
+    def rate(one: dict) -> float:
+        return one["matches"] / one["wall_s"]
+
+    with tempfile.TemporaryDirectory() as tmp, shared_pool(jobs) as started:
         root = Path(tmp)
         # compile or load the engine in the parent (jobs=1 runs in-process) and in the
-        # workers before any timing
+        # workers before any timing; the same small sweep on fresh workers and then on
+        # started ones tells what starting them costs
         run(10, 1, root)
-        run(20, jobs, root)
+        run(20, jobs, root / "compile")
+        fresh_small = run(20 * jobs, jobs, root / "fresh-small")
+        run(20 * jobs, jobs, root / "started-warm", started)
+        started_small = run(20 * jobs, jobs, root / "started-small", started)
         # the one-worker reference before and after: this VM's speed drifts within minutes,
         # and a reference taken on one side only leans the ratio with the drift
         one_before = run(single_worker_matches, 1, root / "before")
-        # this process's memory as the sweep starts and at its peak during the sweep
+        # this process's memory as the sweeps start and at its peak during them
         # (sampled: the high-water mark would keep the in-process reference's peak)
         gc.collect()
         rss_before = psutil.Process().memory_info().rss
         peak = _SelfMemory()
+        many_started = run(matches_per_variant, jobs, root / "started", started)
         many = run(matches_per_variant, jobs, root)
         rss_after = peak.stop()
         one_after = run(single_worker_matches, 1, root / "after")
         parquet_mb = sum(p.stat().st_size for p in
                          (root / f"run-{matches_per_variant}-{jobs}").rglob("*.parquet")) / 1e6
-    rates_one = [one["matches"] / one["wall_s"] for one in (one_before, one_after)]
+    rates_one = [rate(one) for one in (one_before, one_after)]
     rate_one = (one_before["matches"] + one_after["matches"]) / \
         (one_before["wall_s"] + one_after["wall_s"])
-    rate_many = many["matches"] / many["wall_s"]
     return {"matches": many["matches"], "jobs": jobs, "wall_s": round(many["wall_s"], 2),
-            "matches_per_s": round(rate_many, 1),
+            "matches_per_s": round(rate(many), 1),
             "single_worker_matches_per_s": round(rate_one, 1),
             "single_worker_before_after": [round(r, 1) for r in rates_one],
-            "parallel_efficiency": round(rate_many / (jobs * rate_one), 3),
-            "errors": many["errors"], "parquet_mb": round(parquet_mb, 1),
+            "parallel_efficiency": round(rate(many) / (jobs * rate_one), 3),
+            "wall_s_started_workers": round(many_started["wall_s"], 2),
+            "parallel_efficiency_started_workers":
+                round(rate(many_started) / (jobs * rate_one), 3),
+            "worker_start_s": round(fresh_small["wall_s"] - started_small["wall_s"], 2),
+            "errors": many["errors"] + many_started["errors"],
+            "parquet_mb": round(parquet_mb, 1),
             "parent_rss_mb_before": round(rss_before / 2**20, 1),
             "parent_peak_rss_mb_during": round(max(rss_after, rss_before) / 2**20, 1)}
 
