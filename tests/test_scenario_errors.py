@@ -62,6 +62,16 @@ CASES: dict[str, tuple[tuple[str, ...], str | None]] = {
     "truce_turns_too_large.toml": (("truces.0.turns",), "turns = 100000000000"),
     "unit_on_mountain.toml": (("units.0.at",),
                               '[[units]]\nseat = 0\ntype = "warrior"\nat = [1, 0]'),
+    # a state no play reaches, or one entry silently replacing another
+    "duplicate_tile.toml": (("board.tiles.1.at", "already listed"),
+                            'terrain = "forest"\n\n[[board.tiles]]\nat = [2, 2]'),
+    "duplicate_tech.toml": (("seats.0.techs.1", "listed twice"), 'techs = ["law", "law"]'),
+    "duplicate_building.toml": (("cities.0.buildings.1", "listed twice"),
+                                'buildings = ["granary", "granary"]'),
+    "production_without_queue.toml": (("cities.0.production", "queue is empty"),
+                                      "production = 10"),
+    "revolt_cause_without_revolt.toml": (("cities.0.revolt_cause", "not in revolt"),
+                                         'revolt_cause = "unrest"'),
 }
 
 

@@ -76,6 +76,16 @@ class _Builder:
             self.fail(loc, f"unknown {what} {name!r}; known: {', '.join(names)}")
         return names.index(name)
 
+    def listed_once(self, values: list, loc: tuple) -> None:
+        """Each of `values` (a list in the file at `loc`) at most once: a second entry
+        would silently override or repeat the first."""
+        first: dict = {}
+        for k, value in enumerate(values):
+            key = tuple(value) if isinstance(value, list) else value
+            if key in first:
+                self.fail((*loc, k), f"{value!r} is listed twice (also at index {first[key]})")
+            first[key] = k
+
     def build(self) -> State:
         spec, tables, tb, board = self.spec, self.tables, self.tb, self.board
         n_seats = len(spec.seats)
@@ -91,6 +101,13 @@ class _Builder:
             st.rng_ai[s] = stream_seed(spec.seed, 0, Purpose.AI, s)
 
         st.tile_terrain[: board.n_tiles] = TERRAINS.index(spec.board.terrain)
+        seen: dict[int, int] = {}
+        for i, ts in enumerate(spec.board.tiles):
+            t = self.tile(ts.at, ("board", "tiles", i, "at"))
+            if t in seen:  # the later entry would silently replace the earlier one
+                self.fail(("board", "tiles", i, "at"), f"tile {ts.at} is already listed as "
+                          f"board.tiles.{seen[t]}")
+            seen[t] = i
         for i, ts in enumerate(spec.board.tiles):
             t = self.tile(ts.at, ("board", "tiles", i, "at"))
             if ts.terrain is not None:
@@ -106,6 +123,7 @@ class _Builder:
         for s, ss in enumerate(spec.seats):
             st.seat_gold[s] = tb.start_gold if ss.gold is None else ss.gold
             st.seat_science[s] = ss.science
+            self.listed_once(ss.techs, ("seats", s, "techs"))
             for k, tech in enumerate(ss.techs):
                 st.seat_techs[s, self.name_index(tables.tech_names, tech, "tech",
                                                  ("seats", s, "techs", k))] = True
@@ -173,6 +191,7 @@ class _Builder:
                 self.fail((*loc, "pop"), f"population {pop} is above the ceiling "
                           f"{tb.max_population} (T15)")
             st.city_pop[c] = pop
+            self.listed_once(cs.buildings, (*loc, "buildings"))
             for k, b in enumerate(cs.buildings):
                 st.city_buildings[c, self.name_index(tables.building_names, b, "building",
                                                      (*loc, "buildings", k))] = True
@@ -180,12 +199,18 @@ class _Builder:
             if cs.hp is not None and cs.hp > hp_max:
                 self.fail((*loc, "hp"), f"hp {cs.hp} is above the city's max {hp_max}")
             st.city_hp[c] = hp_max if cs.hp is None else cs.hp
+            if cs.revolt_cause is not None and not cs.revolt:
+                self.fail((*loc, "revolt_cause"), "a city with revolt = 0 is not in revolt: "
+                          "give its revolt turns left, or leave revolt_cause out")
             st.city_revolt[c] = cs.revolt
             if cs.revolt:
                 st.city_revolt_cause[c] = REVOLT_UNREST if cs.revolt_cause == "unrest" \
                     else REVOLT_TRANSFER
             st.city_food[c] = cs.food
             st.city_production[c] = cs.production
+            if cs.production and not cs.queue:
+                self.fail((*loc, "production"), "production is what the front queue item has "
+                          "accumulated, and this city's queue is empty")
             if len(cs.queue) > st.city_queue.shape[1]:
                 self.fail((*loc, "queue"), f"at most {st.city_queue.shape[1]} items")
             names = tables.unit_names + tables.building_names
