@@ -55,7 +55,8 @@ def _load_tables(path: Path | None, sets: list[str] | None):
     try:
         tables = load_tables(path)
         overrides = parse_overrides(sets or [])
-        return tables.with_overrides(overrides, check_board=False) if overrides else tables
+        return tables.with_overrides(overrides, source="--set", check_board=False) \
+            if overrides else tables
     except TablesError as exc:
         _fail(exc.errors)
 
@@ -804,6 +805,8 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     from sim.report.html import write_report
     from sim.rules.tables import REPO_ROOT
 
+    if margin is not None and against is None:
+        _fail("--margin is the regression gate's: it needs --against BASELINE_RUN")
     _require_run(run_dir)
     from sim.analysis.load import missing_summaries
 
@@ -854,11 +857,17 @@ def _gate(run_dir: Path, against: Path, margin: float | None):
     if margin is not None and not 0 < margin < 1:
         _fail("--margin must be between 0 and 1")
     _require_run(against)
-    prov = read_provenance(run_dir)
+    prov, before = read_provenance(run_dir), read_provenance(against)
     settings = report_settings(prov).gate
     margins = {} if margin is not None else settings.margins
     margin = settings.margin if margin is None else margin
-    paired = same_matches(prov, read_provenance(against))
+    paired = same_matches(prov, before)
+    game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
+    if game[0] != game[1]:
+        # shares of another game: a designer may mean it, but should not miss it
+        typer.echo(f"note: {run_dir} played {game[0][0]} seats, {game[0][1]}; {against} "
+                   f"{game[1][0]} seats, {game[1][1]}: the gate compares the shares of "
+                   "two different games", err=True)
     table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
                  margin, margins=margins)
     if not table.height:

@@ -64,10 +64,10 @@ def _sim(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
-    def sweep(name: str, setting: str) -> str:
+    def sweep(name: str, setting: str, seats: int = 4) -> str:
         exp = tmp_path / f"{name}.toml"
         exp.write_text(f'name = "{name}"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\n'
-                       'matches = 16\nseats = 4\nlength = "short"\nchunk_size = 16\n'
+                       f'matches = 16\nseats = {seats}\nlength = "short"\nchunk_size = 16\n'
                        f'[[variants]]\nname = "baseline"\n{setting}\n')
         out = tmp_path / name
         proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
@@ -82,6 +82,15 @@ def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
     proc = _sim("report", moved, "--against", first, "--out", str(tmp_path / "b.html"))
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "FAIL" in proc.stdout and (tmp_path / "b.html").is_file()
+    assert "note:" not in proc.stderr  # the same game, another balance
+    # a margin with no gate to apply it to is refused, not ignored
+    alone = _sim("report", first, "--margin", "0.05", "--out", str(tmp_path / "c.html"))
+    assert alone.returncode == 2 and "--margin" in alone.stderr and "--against" in alone.stderr
+    # the shares of another game (3 seats against 4) are compared, and said to be
+    three = sweep("three", "", seats=3)
+    other = _sim("report", three, "--against", first, "--out", str(tmp_path / "d.html"))
+    assert other.returncode in (0, 3), other.stderr
+    assert "played 3 seats" in other.stderr and "4 seats" in other.stderr
 
 
 def test_history_index_counts_each_run_once_and_the_report_charts_it(tmp_path):

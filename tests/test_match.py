@@ -116,7 +116,7 @@ def test_outcome_rows_carry_the_per_seat_fields(tables):
 
 def test_match_command_rejects_bad_input():
     for args, needle in ((["--seats", "7"], "--seats"), (["--length", "epic"], "--length"),
-                         (["--set", "score.nope=1"], "score.nope")):
+                         (["--set", "score.nope=1"], "--set: score.nope: ")):
         proc = subprocess.run([sys.executable, "-m", "sim.cli", "match", *args],
                               capture_output=True, text=True, cwd=REPO_ROOT)
         assert proc.returncode == 2 and needle in proc.stderr

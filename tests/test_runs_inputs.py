@@ -67,9 +67,13 @@ def test_replay_command_refuses_a_folder_that_is_not_a_run_and_notes_changed_tab
     out = tmp_path / "run"
     run_sweep(load_experiment(path), out, progress=False)
     one_line_error(sim("replay-command", out, "baseline:7"), "no match 'baseline:7'")
+    one_line_error(sim("replay-command", out, "baseline:7"), "baseline played matches 0–1")
+    one_line_error(sim("replay-command", out, "base:1"), "its variants: baseline, dominance-50")
     same = sim("replay-command", out, "dominance-50:1")
     assert same.returncode == 0 and same.stderr == ""
     assert same.stdout.startswith("sim match --seed 11 --match 1 --tables ")
+    # an index written with leading zeros is the same match
+    assert sim("replay-command", out, "dominance-50:01").stdout == same.stdout
     prov = json.loads((out / "provenance.json").read_text())
     tables.write_text(tables.read_text().replace("share_pct = 75", "share_pct = 80", 1))
     changed = sim("replay-command", out, "baseline:1")

@@ -288,11 +288,17 @@ def find_match(run_dir: Path, match_id: str) -> MatchRow:
     the folder is not a run, the id names no match of it, or its chunk is damaged."""
     prov = read_provenance(run_dir)
     name, _, index = match_id.rpartition(":")
-    chunk = next((c for c in plan_of(prov) if c.variant == name and index.isdigit()
-                  and c.start <= int(index) < c.stop), None)
+    variants = [v["id"] for v in prov["variants"]]
+    if name not in variants or not index.isdigit():
+        shown = ", ".join(variants)
+        raise RunError(f"{run_dir}: no match {match_id!r} in this run (ids are VARIANT:INDEX, "
+                       f"such as {variants[0]}:12; its variants: {shown})")
+    match_id = f"{name}:{int(index)}"  # 019 is match 19
+    chunks = [c for c in plan_of(prov) if c.variant == name]
+    chunk = next((c for c in chunks if c.start <= int(index) < c.stop), None)
     if chunk is None:
-        raise RunError(f"{run_dir}: no match {match_id!r} in this run (ids look like "
-                       f"{prov['variants'][0]['id']}:12)")
+        raise RunError(f"{run_dir}: no match {match_id!r} in this run ({name} played "
+                       f"matches {min(c.start for c in chunks)}–{max(c.stop for c in chunks) - 1})")
     _marker, why = verify_chunk(run_dir, chunk)
     if why is not None:
         raise RunError(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again "
