@@ -188,7 +188,7 @@ def test_a_point_the_tables_refuse_is_named(monkeypatch):
     tables = load_tables(FIXTURE_TABLES)
     d = design(spec(), FIXTURE_TABLES, tables)
 
-    def refuse(self, overrides, source="<overrides>"):
+    def refuse(self, overrides, source="<overrides>", check_board=True):
         from sim.rules.tables import TablesError
         raise TablesError([f"{source}: units.warrior.attack: too strong"])
 

@@ -74,11 +74,32 @@ def test_design_keeps_a_refused_side_at_the_base_and_skips_a_parameter_that_cann
 def test_a_parameter_both_of_whose_values_are_refused_is_skipped_with_the_reason(monkeypatch):
     import sim.runner.sensitivity as sensitivity
 
-    monkeypatch.setattr(sensitivity, "_checked",
-                        lambda path, base_set, key, value: (None, "must be 7"))
+    monkeypatch.setattr(sensitivity, "overrides_at",
+                        lambda base, overrides, seats, length: (None, "must be 7"))
     d = design(spec(), FIXTURE_TABLES, load_tables(FIXTURE_TABLES))
     assert d.parameters == ()
     assert d.skipped[0][0] == "units.warrior.attack" and "must be 7" in d.skipped[0][1]
+
+
+def test_moved_values_are_checked_on_the_board_of_the_seats_the_sensitivity_plays():
+    """A board too small for the tables' default 4 seats is a value a 2-seat
+    sensitivity can play, and one that holds 4 seats may hold too little land for 6:
+    each side is checked at the file's own seats and length (D1), so the first plays
+    and the second is refused (the sweep's experiment would otherwise fail on it)."""
+    tables = load_tables(FIXTURE_TABLES)
+
+    def radius(seats: int, length: str, step: float):
+        d = design(spec(parameters=["map.radius"], seats=seats, length=length, step=step),
+                   FIXTURE_TABLES, tables)
+        return d.parameters[0], d.one_sided
+
+    two, refused = radius(2, "standard", 0.45)
+    assert (two.low, two.low_variant, refused) == (5, "map.radius-lo", ())
+    four, refused = radius(4, "standard", 0.45)
+    assert four.low_variant == BASELINE and "no room for 4 starts" in refused[0][1]
+    six, refused = radius(6, "short", 0.3)
+    assert six.low_variant == BASELINE and "6 seats need" in refused[0][1]
+    assert radius(4, "short", 0.3)[0].low == 6
 
 
 ONE_LEVER = ("dominance.counter_to_win", "match.dominance_scale_pct.short")
@@ -172,6 +193,15 @@ def test_a_base_set_plays_at_every_point_and_the_parameters_move_from_it(tmp_pat
     with pytest.raises(SensitivityError, match=r"s\.toml: set: buildings\.monument\.cots: "
                                                r"unknown key"):
         load_sensitivity(path)
+    # the base's board too is checked at the seats the sensitivity plays
+    small = tmp_path / "small.toml"
+    small.write_text(f'name = "s"\nroot_seed = 1\nmatches = 4\ntables = "{FIXTURE_TABLES}"\n'
+                     'parameters = ["units.warrior.attack"]\nseats = 2\n'
+                     'set = { "map.radius" = 5 }\n')
+    assert load_sensitivity(small).parameters
+    small.write_text(small.read_text().replace("seats = 2", "seats = 4"))
+    with pytest.raises(SensitivityError, match=r"small\.toml: set: map\.radius: no room for 4"):
+        load_sensitivity(small)
 
 
 def test_bad_files_name_file_line_and_key(tmp_path):

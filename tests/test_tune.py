@@ -192,6 +192,19 @@ def test_the_good_file_loads_with_integer_keys_and_float_bands(tmp_path):
     assert tune.confirm_seed != tune.spec.root_seed and 0 <= tune.confirm_seed < 2**63
 
 
+def test_a_bound_is_checked_on_the_board_of_the_seats_the_tune_plays(tmp_path):
+    """A radius too small for the tables' default 4 seats bounds a 2-seat tune, and is
+    refused for a 4-seat one (D1), naming why."""
+    path = tmp_path / "t.toml"
+    board = GOOD.replace('"techs.prosperity.cost" = [25, 90]', '"map.radius" = [5, 9]')
+    path.write_text(board.replace("trials = 2", "trials = 2\nseats = 2"))
+    assert load_tune(path).keys[0].low == 5
+    path.write_text(board.replace("trials = 2", "trials = 2\nseats = 4"))
+    with pytest.raises(TuneError, match=r"map\.radius: 5: the tables refuse it: map\.radius: "
+                                        r"no room for 4 starts"):
+        load_tune(path)
+
+
 def test_the_cli_prints_a_bad_file_without_a_traceback_and_exits_2(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text(GOOD.replace("trials = 2", "trials = 0"))

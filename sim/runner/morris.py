@@ -28,8 +28,14 @@ from typing import Any
 import numpy as np
 from SALib.sample import morris as morris_sample
 
-from sim.rules.tables import Tables, TablesError, load_tables
-from sim.runner.sensitivity import Design, Parameter, SensitivityError, _toml_value
+from sim.rules.tables import Tables, load_tables
+from sim.runner.sensitivity import (
+    Design,
+    Parameter,
+    SensitivityError,
+    _toml_value,
+    overrides_at,
+)
 
 MORRIS_DIR = "morris"                  # the Morris sweep's run folder
 MORRIS_DESIGN_FILE = "morris.json"
@@ -113,12 +119,10 @@ def morris_design(d: Design, keys: list[str], tables: Tables | None = None) -> M
     base = tables if tables is not None else load_tables(d.tables_path)
     for row, name in names.items():
         overrides = {p.key: v for p, v in zip(params, row, strict=True)}
-        try:
-            base.with_overrides(overrides)
-        except TablesError as exc:
-            why = exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
+        _tables, why = overrides_at(base, overrides, spec.seats, spec.length)
+        if why is not None:
             raise SensitivityError(f"the Morris point {name} {overrides} is refused by the "
-                                   f"tables: {why} (leave one of its parameters out)") from None
+                                   f"tables: {why} (leave one of its parameters out)")
     return MorrisDesign(d, params, spec.morris_trajectories, spec.morris_levels, seed,
                         tuple(tuple(float(v) for v in r) for r in x), tuple(values),
                         tuple(names[r] for r in values))

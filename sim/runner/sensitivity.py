@@ -43,7 +43,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sim.rules.tables import REPO_ROOT, Tables, TablesError, load_tables
+from sim.rules.tables import REPO_ROOT, Tables, TablesError, board_problems, load_tables
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 DESIGN_FILE = "sensitivity.json"
@@ -184,19 +184,28 @@ def play_key(tables: Tables, seats: int | None, length: str | None,
     return digest.hexdigest()
 
 
-def _checked(path: Path, base_set: dict[str, Any], key: str, value: float,
-             ) -> tuple[Tables | None, str | None]:
-    """(the tables with `key` at `value`, None) or (None, why the tables refuse it)."""
+def overrides_at(base: Tables, overrides: dict[str, Any], seats: int | None,
+                 length: str | None) -> tuple[Tables | None, str | None]:
+    """(the tables `base` with `overrides`, None) or (None, why the tables refuse them),
+    the board checked at the seats and length the matches are played with (None: the
+    tables' own), not the tables' default match: a 2-seat sensitivity or tune may
+    shrink a board a 4-seat match needs, and a 6-seat one may need more land."""
     try:
-        return load_tables(path, {**base_set, key: value}), None
+        tables = base.with_overrides(overrides, check_board=False)
     except TablesError as exc:
         return None, exc.errors[0].split(": ", 1)[-1] if exc.errors else str(exc)
+    problems = board_problems(tables.model, seats or tables.model.match.seats,
+                              length or tables.model.match.length)
+    if problems:
+        where, reason = problems[0]
+        return None, f"{'.'.join(where)}: {reason}"
+    return tables, None
 
 
 def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
-    """The low and high value of every selected parameter (pure but for reading the
-    tables file to validate candidate values), and which sides play matches of
-    their own (`play_key`; the module's docstring)."""
+    """The low and high value of every selected parameter (pure: `tables`, with the
+    file's `set` applied, validates each candidate value), and which sides play matches
+    of their own (`play_key`; the module's docstring)."""
     values = numeric_values(tables.data)
 
     def key_of(t: Tables) -> str:
@@ -211,7 +220,7 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         reasons = []
         for up in (False, True):
             value = moved(base, spec.step, up)
-            moved_tables, why = _checked(tables_path, spec.base_set, key, value)
+            moved_tables, why = overrides_at(tables, {key: value}, spec.seats, spec.length)
             if why is None:
                 sides[up] = value
                 names[up] = f"{key}-{'hi' if up else 'lo'}"
@@ -305,9 +314,14 @@ def load_sensitivity(path: str | Path) -> Design:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
     if spec.base_set:
         try:
-            tables = tables.with_overrides(spec.base_set, f"{path}: set")
+            tables = tables.with_overrides(spec.base_set, f"{path}: set", check_board=False)
         except TablesError as exc:  # its errors already name the file and `set`
             raise SensitivityError(exc.errors[0]) from None
+        problems = board_problems(tables.model, spec.seats or tables.model.match.seats,
+                                  spec.length or tables.model.match.length)
+        if problems:  # at the seats and length the sensitivity plays
+            where, reason = problems[0]
+            raise SensitivityError(f"{path}: set: {'.'.join(where)}: {reason}")
     try:
         return design(spec, candidate, tables)
     except SensitivityError as exc:

@@ -61,7 +61,7 @@ from sim.rules.tables import REPO_ROOT, TablesError, load_tables
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.pool import shared_pool
-from sim.runner.sensitivity import numeric_values
+from sim.runner.sensitivity import numeric_values, overrides_at
 from sim.runner.sweep import run_sweep, stop_on_signals
 
 STUDY_DB = "study.db"
@@ -240,11 +240,10 @@ def load_tune(path: str | Path) -> Tune:
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
             fail(loc, f"[{lo}, {hi}]: need low < high")
         for bound in (lo, hi):
-            try:
-                base.with_overrides({name: bound}, source=str(path))
-            except TablesError as exc:
-                fail(loc, f"{bound!r}: the tables refuse it: "
-                     f"{exc.errors[0].split(': ', 1)[-1]}")
+            # the board at the seats and length the tune plays, not the tables' default
+            _tables, why = overrides_at(base, {name: bound}, spec.seats, spec.length)
+            if why is not None:
+                fail(loc, f"{bound!r}: the tables refuse it: {why}")
         keys.append(Key(name, lo, hi, integer, base_value))
     return Tune(str(path), spec, str(candidate), base.hash, tuple(keys), bands)
 
