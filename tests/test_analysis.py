@@ -645,3 +645,21 @@ def test_load_run_reads_tables_and_provenance(tmp_path):
     assert load_run(tmp_path).baseline == "1"
     with pytest.raises(RunFolderError, match="nothing: no such run folder"):
         load_run(tmp_path / "nothing")
+
+
+def test_preload_imports_the_libraries_then_the_callers_modules_in_one_thread():
+    """The report's preload thread imports the statistics libraries and after them the
+    modules it names (altair, for the charts at the end); a module that cannot be
+    imported is left for its user to report, with no traceback from the thread."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from sim.analysis import stats\n"
+            "assert 'colorsys' not in sys.modules\n"
+            "stats.preload(then=('colorsys', 'no_such_module_here')).join()\n"
+            "print('colorsys' in sys.modules, stats._LIBS is not None)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"] and done.stderr == ""

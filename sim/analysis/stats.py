@@ -30,7 +30,9 @@ and scipy, so every formula comes from a well-kept library and only the edges
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import importlib
 import math
 import sys
 import threading
@@ -89,13 +91,21 @@ def _import_libs() -> SimpleNamespace:
         proportion_confint=proportion_confint, DescrStatsW=DescrStatsW)
 
 
-def preload(without_pyarrow: bool = False) -> threading.Thread:
-    """Import the libraries (_lib, `without_pyarrow` as there) in a thread of their
-    own, started here, and return it. The imports hold the interpreter lock, but
-    polars releases it while it scans, so a caller that scans first gets them on the
-    other core. Not a daemon thread: an interpreter that exits early waits for the
-    imports instead of stopping them halfway."""
-    thread = threading.Thread(target=_lib, args=(without_pyarrow,), name="stats-preload")
+def preload(without_pyarrow: bool = False, then: tuple[str, ...] = ()) -> threading.Thread:
+    """Import the libraries (_lib, `without_pyarrow` as there), and after them the
+    modules named in `then` (what the caller needs later than statistics), in a thread
+    of their own, started here, and return it. The imports hold the interpreter lock,
+    but polars releases it while it scans, so a caller that scans first gets them on
+    the other core. One thread for all: two importing at once could each wait for a
+    module the other is importing. Not a daemon thread: an interpreter that exits
+    early waits for the imports instead of stopping them halfway."""
+    def load() -> None:
+        _lib(without_pyarrow)
+        for name in then:  # a failing import fails again, and is reported, where it is used
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="stats-preload")
     thread.start()
     return thread
 

@@ -15,8 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis import charts, metrics, stats
-from sim.analysis._altair import alt
+from sim.analysis import metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
@@ -50,13 +49,20 @@ def _svg(chart) -> str:
     return vlc.vegalite_to_svg(chart.to_dict(validate=False))
 
 
+def _chart(name: str, *args, **kwargs) -> Any:
+    # altair is imported here, at the first chart, by then (the report's preload
+    # thread imports it during the scans, after the statistics libraries)
+    from sim.analysis import charts
+
+    return getattr(charts, name)(*args, **kwargs)
+
+
 class _Later:
     """sim.analysis.charts with each call put off: `later.victory_mix(freq)` is that
     call, its arguments (already aggregated frames) bound now, to be made later."""
 
     def __getattr__(self, name: str) -> Callable[..., Callable[[], Any]]:
-        chart = getattr(charts, name)
-        return lambda *args, **kwargs: functools.partial(chart, *args, **kwargs)
+        return lambda *args, **kwargs: functools.partial(_chart, name, *args, **kwargs)
 
 
 later = _Later()
@@ -200,7 +206,8 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     # scipy and statsmodels load on the other core while the scans below read Parquet
     # (the first interval waits for them)
     # (without pyarrow: 35 MB that nothing in the report calls; stats._lib)
-    stats.preload(without_pyarrow=True)
+    # and altair (0.2 s), which only the charts at the end need, after them
+    stats.preload(without_pyarrow=True, then=("sim.analysis.charts",))
     run = scan_run(run_dir)
     prov = run.provenance
     baseline = baseline or run.baseline
@@ -409,6 +416,8 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     # altair's debug mode validates every object against the Vega-Lite schema as it
     # is made, a quarter of the charts' cost here; a test validates every chart of a
     # report instead (tests/test_report.py)
+    from sim.analysis._altair import alt
+
     with alt.utils.schemapi.debug_mode(False):
         for make_chart, caption in planned:
             renderer.submit(make_chart(), caption)
