@@ -369,3 +369,19 @@ def test_commands_after_the_match_ended_are_refused(tmp_path, cmd):
     assert report2["commands"][-1]["ok"] is False
     assert "over" in report2["commands"][-1]["error"]
     assert states_equal(before, scn2.state)
+
+
+def test_an_override_is_not_refused_for_a_generated_map_the_scenario_never_makes(tmp_path):
+    """A scenario plays on its own [board] with its own cities: `map.radius = 5` (no
+    room for a 4-seat generated map's starts, D1) is its designer's business, while a
+    value the tables refuse outright still is an error."""
+    path = tmp_path / "s.toml"
+    text = ('name = "s"\n[overrides]\n"map.radius" = 5\n[board]\nradius = 6\n'
+            '[[seats]]\n[[seats]]\n[[cities]]\nseat = 0\nat = [0, 0]\n'
+            '[[cities]]\nseat = 1\nat = [4, 0]\n')
+    path.write_text(text)
+    scenario = load_scenario(path, FIXTURE_TABLES)
+    assert run_scenario(scenario)["turn"] == 1
+    path.write_text(text.replace('"map.radius" = 5', '"map.radius" = 4'))
+    with pytest.raises(ScenarioError, match=r"s\.toml:3: overrides\.map\.radius: leaves no room"):
+        load_scenario(path, FIXTURE_TABLES)
