@@ -68,6 +68,30 @@ def prune_caches(keep: int = 4) -> tuple[int, int]:
     return removed, freed
 
 
+def _writable_cache_dir() -> None:
+    """Make sure cache_dir() can be written, else point SIM_CACHE_DIR (for this process
+    and those it starts) at a folder under the system's temporary folder, and say so
+    once. Numba falls back silently to __pycache__ beside the sources when its cache
+    folder cannot be written: a cache keyed by each file's own timestamp, which an
+    edit of a function it calls does not invalidate, the stale cache this module's
+    keyed folder exists to prevent."""
+    import tempfile
+
+    wanted = cache_dir()
+    try:
+        wanted.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=wanted):
+            return
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    base = Path(tempfile.gettempdir()) / f"hexsim-cache-{uid}"
+    os.environ["SIM_CACHE_DIR"] = str(base)
+    print(f"note: the compiled-code cache {wanted.parent} cannot be written ({reason}); "
+          f"using {base} instead (set SIM_CACHE_DIR to a writable folder)", file=sys.stderr)
+
+
+_writable_cache_dir()
 # Set before numba reads its config; numba re-reads NUMBA_* variables at every
 # compile, so the environment variable is what keeps the choice in force.
 os.environ["NUMBA_CACHE_DIR"] = str(cache_dir())

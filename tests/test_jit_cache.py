@@ -47,6 +47,26 @@ def test_numba_uses_the_keyed_cache_dir(tmp_path):
     assert out[0].startswith(str(tmp_path)) and f"numba-{jit.source_hash()}" in out[0]
 
 
+def test_a_cache_folder_that_cannot_be_written_is_replaced_and_said_not_left_to_numba(tmp_path):
+    """Numba itself would fall back to __pycache__ beside the sources, a cache an edit of
+    a called function does not invalidate; sim.jit moves the keyed folder under the
+    system's temporary folder instead (here TMPDIR), for its child processes too, and
+    says so in one line."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {**os.environ, "SIM_CACHE_DIR": str(blocker / "cache"), "TMPDIR": str(tmp_path)}
+    code = ("import os, numba, sim.jit as j; print(numba.config.CACHE_DIR); "
+            "print(j.cache_dir()); print(os.environ['SIM_CACHE_DIR'])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True, cwd=REPO_ROOT)
+    numba_dir, ours, inherited = done.stdout.split()
+    assert numba_dir == ours and ours.startswith(str(tmp_path / "hexsim-cache-"))
+    assert ours.endswith(f"numba-{jit.source_hash()}") and ours.startswith(inherited)
+    (note,) = done.stderr.strip().splitlines()
+    assert note.startswith(f"note: the compiled-code cache {blocker / 'cache'} cannot be "
+                           "written (") and "set SIM_CACHE_DIR" in note
+
+
 def test_jit_options_keep_outcomes_bit_stable():
     assert jit.JIT_OPTIONS["cache"] is True
     assert jit.JIT_OPTIONS["fastmath"] is False
