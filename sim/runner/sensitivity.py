@@ -313,15 +313,10 @@ def load_sensitivity(path: str | Path) -> Design:
     except TablesError as exc:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
     if spec.base_set:
-        try:
-            tables = tables.with_overrides(spec.base_set, f"{path}: set", check_board=False)
-        except TablesError as exc:  # its errors already name the file and `set`
-            raise SensitivityError(exc.errors[0]) from None
-        problems = board_problems(tables.model, spec.seats or tables.model.match.seats,
-                                  spec.length or tables.model.match.length)
-        if problems:  # at the seats and length the sensitivity plays
-            where, reason = problems[0]
-            raise SensitivityError(f"{path}: set: {'.'.join(where)}: {reason}")
+        with_set, why = overrides_at(tables, spec.base_set, spec.seats, spec.length)
+        if with_set is None:
+            raise SensitivityError(f"{path}: set: {why}")
+        tables = with_set
     try:
         return design(spec, candidate, tables)
     except SensitivityError as exc:

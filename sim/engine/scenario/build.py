@@ -108,8 +108,6 @@ class _Builder:
                 self.fail(("board", "tiles", i, "at"), f"tile {ts.at} is already listed as "
                           f"board.tiles.{seen[t]}")
             seen[t] = i
-        for i, ts in enumerate(spec.board.tiles):
-            t = self.tile(ts.at, ("board", "tiles", i, "at"))
             if ts.terrain is not None:
                 st.tile_terrain[t] = TERRAINS.index(ts.terrain)
             if ts.node is not None:
