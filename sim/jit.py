@@ -84,11 +84,15 @@ def _writable_cache_dir() -> None:
             return
     except OSError as exc:
         reason = exc.strerror or str(exc)
+    import multiprocessing
+
     uid = os.getuid() if hasattr(os, "getuid") else 0
     base = Path(tempfile.gettempdir()) / f"hexsim-cache-{uid}"
     os.environ["SIM_CACHE_DIR"] = str(base)
-    print(f"note: the compiled-code cache {wanted.parent} cannot be written ({reason}); "
-          f"using {base} instead (set SIM_CACHE_DIR to a writable folder)", file=sys.stderr)
+    if multiprocessing.parent_process() is None:  # a sweep's workers: their parent says it
+        print(f"note: the compiled-code cache {wanted.parent} cannot be written ({reason}); "
+              f"using {base} instead (set SIM_CACHE_DIR to a writable folder)",
+              file=sys.stderr)
 
 
 _writable_cache_dir()

@@ -65,6 +65,21 @@ def test_a_cache_folder_that_cannot_be_written_is_replaced_and_said_not_left_to_
     (note,) = done.stderr.strip().splitlines()
     assert note.startswith(f"note: the compiled-code cache {blocker / 'cache'} cannot be "
                            "written (") and "set SIM_CACHE_DIR" in note
+    # a sweep's worker, started before its parent imported sim.jit, falls back to the
+    # same folder and leaves the saying to its parent: one note, not one per process
+    two = ("import importlib, multiprocessing as mp\n"
+           "if __name__ == '__main__':\n"
+           "    child = mp.get_context('spawn').Process(target=importlib.import_module,\n"
+           "                                            args=('sim.jit',))\n"
+           "    child.start(); child.join()\n"
+           "    import sim.jit\n"
+           "    print(child.exitcode)\n")
+    script = tmp_path / "two.py"
+    script.write_text(two)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, check=True, cwd=REPO_ROOT)
+    assert done.stdout.split() == ["0"]
+    assert done.stderr.count("note: the compiled-code cache") == 1, done.stderr
 
 
 def test_jit_options_keep_outcomes_bit_stable():
