@@ -1061,9 +1061,6 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
                 = 5000,
                 jobs: Annotated[int, typer.Option(help="Workers.")] = 2) -> None:
     """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
-    from sim.runner.pool import keep_freed_memory
-
-    keep_freed_memory()  # as `sim sweep` does: the one-worker reference plays here
     from sim.runner.bench import bench_sweep as run
 
     result = run(matches, jobs, single_worker_matches=max(50, min(1000, matches // 5)))

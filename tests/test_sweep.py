@@ -26,7 +26,7 @@ from sim.outputs.schemas import (
 from sim.outputs.store import scan
 from sim.rules.tables import REPO_ROOT
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.pool import shared_pool
+from sim.runner.pool import SWEEP_MODULES, LocalPool, shared_pool
 from sim.runner.sweep import prepare_folder, run_sweep
 from tests.conftest import FIXTURE_TABLES
 
@@ -269,6 +269,21 @@ def test_sweeps_on_a_shared_pool_reuse_its_workers_and_give_the_same_tables(refe
                 assert other[table].equals(frames[table]), (folder, table)
     with shared_pool(1) as none, shared_pool(2, backend="dask") as dask:
         assert none is None and dask is None  # in-process, or Dask's own workers
+
+
+def test_a_one_job_sweep_given_a_pool_plays_on_its_worker(reference_run, tmp_path):
+    """How `sim bench sweep` times one worker: a one-worker pool's, not this process
+    (where polars would compress on a second thread). The same tables either way."""
+    exp, _out, frames = reference_run
+    with contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as alone:
+        worker = alone.slots[0].process
+        run_sweep(exp, tmp_path / "alone", jobs=1, chunk_size=5, progress=False, pool=alone)
+        assert alone.slots[0].ran and alone.slots[0].process is worker and worker.is_alive()
+    assert not worker.is_alive()
+    other = read_all(tmp_path / "alone")
+    for table in WRITTEN:
+        if table in frames:
+            assert other[table].equals(frames[table]), table
 
 
 def test_a_sweep_that_fails_on_a_shared_pool_kills_its_workers(reference_run, tmp_path):

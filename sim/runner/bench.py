@@ -320,10 +320,13 @@ set = {{ "score.gold_per_point" = 3 }}
 def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
                 single_worker_matches: int = 1000) -> dict:
     """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
-    writing Parquet; its rate against one worker on a smaller sweep (in this process,
-    the way `--jobs 1` runs), timed just before and just after it, gives the parallel
-    efficiency. The parent's memory as the sweep starts and its sampled peak during it
-    show the runner holds no rows.
+    writing Parquet; its rate against one worker on a smaller sweep, timed just before
+    and just after it, gives the parallel efficiency. The one worker is a pool's, set up
+    as every sweep worker is (polars on one thread): `--jobs 1` plays in the sweep's
+    own process, where polars would compress Parquet on a second thread on the idle
+    core and so make "one worker" more than one core (1.03 CPU s per wall second against
+    0.99). The parent's memory as the sweep starts and its sampled peak during it show
+    the runner holds no rows.
 
     The sweep is timed twice. With fresh workers, as `sim sweep` starts them
     (`wall_s`, `parallel_efficiency`), and on workers already started (a shared_pool,
@@ -337,7 +340,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     import psutil
 
     from sim.runner.experiments import load_experiment
-    from sim.runner.pool import shared_pool
+    from sim.runner.pool import SWEEP_MODULES, LocalPool, shared_pool
     from sim.runner.sweep import run_sweep
 
     def run(n: int, workers: int, root: Path, pool=None) -> dict:
@@ -355,28 +358,28 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     def rate(one: dict) -> float:
         return one["matches"] / one["wall_s"]
 
-    with tempfile.TemporaryDirectory() as tmp, shared_pool(jobs) as started:
+    with tempfile.TemporaryDirectory() as tmp, shared_pool(jobs) as started, \
+            contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as alone:
         root = Path(tmp)
-        # compile or load the engine in the parent (jobs=1 runs in-process) and in the
-        # workers before any timing; the same small sweep on fresh workers and then on
-        # started ones tells what starting them costs
-        run(10, 1, root)
+        # compile or load the engine in the workers before any timing; the same small
+        # sweep on fresh workers and then on started ones tells what starting them costs
+        run(10, 1, root / "compile-one", alone)
         run(20, jobs, root / "compile")
         fresh_small = run(20 * jobs, jobs, root / "fresh-small")
         run(20 * jobs, jobs, root / "started-warm", started)
         started_small = run(20 * jobs, jobs, root / "started-small", started)
         # the one-worker reference before and after: this VM's speed drifts within minutes,
         # and a reference taken on one side only leans the ratio with the drift
-        one_before = run(single_worker_matches, 1, root / "before")
+        one_before = run(single_worker_matches, 1, root / "before", alone)
         # this process's memory as the sweeps start and at its peak during them
         # (sampled: the high-water mark would keep the in-process reference's peak)
         gc.collect()
         rss_before = psutil.Process().memory_info().rss
-        peak = _SelfMemory()
+        peak = _SelfMemory(every=0.05)  # the parent is idle: sampling must not load a core
         many_started = run(matches_per_variant, jobs, root / "started", started)
         many = run(matches_per_variant, jobs, root)
         rss_after = peak.stop()
-        one_after = run(single_worker_matches, 1, root / "after")
+        one_after = run(single_worker_matches, 1, root / "after", alone)
         parquet_mb = sum(p.stat().st_size for p in
                          (root / f"run-{matches_per_variant}-{jobs}").rglob("*.parquet")) / 1e6
     rates_one = [rate(one) for one in (one_before, one_after)]

@@ -401,7 +401,9 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
     SIGTERM/SIGINT. `say` prints one line of news (default: stderr). `pool`: the
     workers to play on with the local backend (shared_pool), left running for the
     caller's next sweep, which then skips their start (imports and loading the engine,
-    some 0.75 s); killed only when this sweep ends in an exception."""
+    some 0.75 s); killed only when this sweep ends in an exception. A pool is played on
+    whatever `jobs` says (a one-worker pool is how `sim bench sweep` times one worker);
+    without one, one job plays in this process."""
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
     backend = "local" if backend == "loky" else backend  # the former name of the local pool
     if backend not in BACKENDS:
@@ -473,7 +475,7 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
         executor = None
         if todo and backend == "dask":
             executor = _DaskExecutor(client or _dask_client(stack, jobs, None))
-        if todo and executor is None and jobs > 1:
+        if todo and executor is None and (jobs > 1 or pool is not None):
             # started before the engine is compiled or checked below: the workers' own
             # start (imports) runs meanwhile, and they wait for their first chunk
             executor = pool if pool is not None else \
