@@ -601,20 +601,30 @@ def _print_morris(morris) -> None:
 
 
 def _print_sensitivity(table) -> None:
-    """The three strongest parameters per victory type, and the inert ones."""
+    """The three strongest balance values per victory type, then the match setup's
+    keys that changed a match (ranked apart: sim.analysis.sensitivity.effects), and the
+    inert ones."""
     import polars as pl
 
     from sim.analysis.sensitivity import inert_parameters
 
+    def cells(rows) -> str:
+        out = []
+        for r in rows.iter_rows(named=True):
+            slope = r["effect"] if r["effect_per_10pct"] is None else r["effect_per_10pct"]
+            out.append(f"{r['parameter']} {slope:+.3f}{'*' if r['changed'] else ''}")
+        return ", ".join(out)
+
     for metric in table.get_column("metric").unique(maintain_order=True).to_list():
         if not metric.startswith("victory="):
             continue
-        top = table.filter(pl.col("metric") == metric).sort("rank").head(3)
-        cells = []
-        for r in top.iter_rows(named=True):
-            slope = r["effect"] if r["effect_per_10pct"] is None else r["effect_per_10pct"]
-            cells.append(f"{r['parameter']} {slope:+.3f}{'*' if r['changed'] else ''}")
-        typer.echo(f"{metric} per +10 %: " + ", ".join(cells))
+        rows = table.filter(pl.col("metric") == metric)
+        balance = rows.filter(pl.col("group") == "balance").sort("group_rank").head(3)
+        typer.echo(f"{metric} per +10 %: " + cells(balance))
+        setup = rows.filter((pl.col("group") == "setup") & ~pl.col("inert")) \
+            .sort("group_rank").head(3)
+        if setup.height:
+            typer.echo("  match setup: " + cells(setup))
     inert = inert_parameters(table)
     typer.echo(f"inert ({len(inert)}): " + (", ".join(inert) if inert else "none"))
 

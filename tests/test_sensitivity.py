@@ -18,6 +18,7 @@ from sim.runner.sensitivity import (
     SensitivityError,
     SensitivitySpec,
     design,
+    group_of,
     load_sensitivity,
     moved,
     numeric_values,
@@ -69,6 +70,23 @@ def test_design_keeps_a_refused_side_at_the_base_and_skips_a_parameter_that_cann
     road = design(spec(parameters=["ai.research.science_road_pct"]), FIXTURE_TABLES, tables)
     p = road.parameters[0]
     assert (p.base, p.low, p.high, p.low_variant) == (0, 0, 1, BASELINE)
+
+
+def test_the_match_setup_is_grouped_apart_from_the_balance_values():
+    """The match's length, board size and game-speed and seat-count scales move many
+    values at once; the design marks them so their effects rank apart."""
+    for key in ("match.lengths.standard", "match.cost_scale_pct.short",
+                "match.seat_dominance_scale_pct.2", "map.radius"):
+        assert group_of(key) == "setup", key
+    for key in ("techs.prosperity.cost", "dominance.counter_to_win", "map.node_share_pct",
+                "units.warrior.attack"):
+        assert group_of(key) == "balance", key
+    tables = load_tables(FIXTURE_TABLES)
+    d = design(spec(parameters=["map.radius", "techs.prosperity.cost"]), FIXTURE_TABLES,
+               tables)
+    assert {p.key: p.group for p in d.parameters} == {"map.radius": "setup",
+                                                      "techs.prosperity.cost": "balance"}
+    assert [p["group"] for p in d.to_json()["parameters"]] == ["setup", "balance"]
 
 
 def test_a_parameter_both_of_whose_values_are_refused_is_skipped_with_the_reason(monkeypatch):
@@ -255,6 +273,15 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
                                                                          strict=True)}
     holder = next(k for k, v in named.items() if v)
     assert named[holder] == set(ONE_LEVER) - {holder} and not named[min(named.keys() - {holder})]
+    # the match setup ranks apart from the balance values, in the same order as `rank`
+    groups = dict(table.select("parameter", "group").unique().iter_rows())
+    assert groups == {"dominance.counter_to_win": "balance", inert_key: "balance",
+                      "units.warrior.attack": "balance", ONE_LEVER[1]: "setup",
+                      UNREAD: "setup"}
+    for (_metric, _group), rows in table.group_by("metric", "group"):
+        in_order = rows.sort("rank")
+        assert in_order.get_column("group_rank").to_list() == \
+            in_order.get_column("rank").rank("dense").cast(pl.Int64).to_list()
     # the sweep played the baseline and the two other parameters' sides only
     variants = {p.name.split("=", 1)[1] for p in (out / "sweep" / "matches").iterdir()}
     assert len(variants) == 1 + 2 * 3, sorted(variants)
@@ -268,7 +295,11 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
                        (pl.col("metric") == "victory=dominance"))
     assert dom.height == 1 and dom.item(0, "n_pairs") == 24
     html = (out / "sensitivity.html").read_text()
-    assert "What moves victory=dominance" in html and inert_key in html
+    assert "What moves victory=dominance: balance values" in html and inert_key in html
+    # its two setup keys are inert on these 24 matches: said, not drawn
+    setup = html.split("<h2>victory=dominance</h2>")[1].split("<h2>")[0] \
+        .split("<h3>match setup and game-speed scales</h3>")[1]
+    assert setup.startswith("<p class='muted'>None changed a match.</p>")
     shared = html.split("Keys that play the same matches")[1]
     assert "7 variants played" in shared and UNREAD in shared.split("Never read")[1]
     written = {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
@@ -292,3 +323,28 @@ def test_a_side_refused_by_the_tables_is_told_not_hidden(tmp_path):
     assert radius.low == radius.base and radius.high > radius.base
     assert [key for key, _why in d.one_sided] == ["map.radius"]
     assert "greater than or equal to 3" in d.one_sided[0][1]
+
+
+def test_the_page_ranks_balance_values_and_the_match_setup_apart():
+    """A setup key that moves the outcome gets its own tornado and table; the balance
+    values' table numbers them from 1 and keeps the rank among all keys beside it."""
+    from sim.report.sensitivity import build_sensitivity_report
+
+    rows = [("match.lengths.standard", "setup", 1, 1, 0.11), ("map.radius", "setup", 2, 2, 0.09),
+            ("techs.prosperity.cost", "balance", 3, 1, -0.04),
+            ("units.warrior.attack", "balance", 4, 2, 0.01)]
+    table = pl.DataFrame(
+        [{"parameter": k, "group": g, "rank": r, "group_rank": gr, "metric": "victory=science",
+          "same_as": None, "base": 10.0, "low": 8.0, "high": 12.0, "low_value": 0.3,
+          "high_value": 0.3 + e * 4, "effect": e * 4, "lo": e * 3, "hi": e * 5,
+          "effect_per_10pct": e, "p_adjusted": 0.001, "changed": True, "inert": False}
+         for k, g, r, gr, e in rows])
+    page = build_sensitivity_report(table, {"name": "t", "step": 0.2, "parameters": []})
+    science = page.split("<h2>victory=science</h2>")[1]
+    balance, setup = science.split("<h3>balance values</h3>")[1] \
+        .split("<h3>match setup and game-speed scales</h3>")
+    assert "What moves victory=science: balance values" in balance
+    assert "techs.prosperity.cost" in balance and "map.radius" not in balance
+    assert "rank of all keys" in balance
+    assert "What moves victory=science: match setup and game-speed scales" in setup
+    assert "map.radius" in setup and "techs.prosperity.cost" not in setup

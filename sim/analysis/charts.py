@@ -197,12 +197,17 @@ def paired_differences(tests: pl.DataFrame) -> alt.VConcatChart:
         title="Changed vs baseline (red: significant after correction)")
 
 
-def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
-    """The `top` parameters moving `metric` most, as bars of their effect per +10 % of
-    the base value (high − low when the base is 0) with the paired interval scaled
-    alike; red where significant after correction. `table`:
-    sim.analysis.sensitivity.effects."""
-    rows = table.filter(pl.col("metric") == metric).sort("rank").head(top)
+def tornado(table: pl.DataFrame, metric: str, top: int = 15, group: str | None = None,
+            title: str | None = None) -> alt.Chart:
+    """The `top` parameters moving `metric` most (of `group` only, by their rank in
+    it, when given), as bars of their effect per +10 % of the base value (high − low
+    when the base is 0) with the paired interval scaled alike; red where significant
+    after correction. `table`: sim.analysis.sensitivity.effects."""
+    rows = table.filter(pl.col("metric") == metric)
+    if group is not None:
+        rows = rows.filter(pl.col("group") == group).sort("group_rank").head(top)
+    else:
+        rows = rows.sort("rank").head(top)
     scale = pl.when(pl.col("effect_per_10pct").is_not_null() & (pl.col("effect") != 0)) \
         .then(pl.col("effect_per_10pct") / pl.col("effect")).otherwise(1.0)
     rows = rows.with_columns(
@@ -218,7 +223,7 @@ def tornado(table: pl.DataFrame, metric: str, top: int = 15) -> alt.Chart:
         tooltip=_tips(rows))
     rules = base.mark_rule(color="black").encode(x=alt.X("slope_lo:Q"), x2=alt.X2("slope_hi:Q"))
     return (bars + rules).properties(width=WIDTH, height=alt.Step(16),
-                                     title=f"What moves {metric}")
+                                     title=title or f"What moves {metric}")
 
 
 def morris_scatter(table: pl.DataFrame, metric: str) -> alt.Chart:

@@ -76,11 +76,14 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     per +10 %; null for a base of 0), p_value, min_p_value, n_pairs, then
     p_adjusted and changed (Holm over every row, alpha 0.05), inert (no match
     changed winner, victory or end turn), same_as (the design's: the earlier key whose
-    sides play the same matches, null for the first) and rank within the metric (1 is
+    sides play the same matches, null for the first), rank within the metric (1 is
     the strongest): changed effects first, then by |effect_per_10pct|, then the
-    effects of a base of 0 by |effect|; the keys of one lever share its rank. A
-    side the design did not play (its `plays`) reads the matches of the one it
-    plays as.
+    effects of a base of 0 by |effect|; the keys of one lever share its rank; group
+    (the design's: "setup" for the match's length, board size and game-speed and
+    seat-count scales, sim.runner.sensitivity.SETUP_KEYS, "balance" for every other
+    value) and group_rank, the same order within the metric and group (what the
+    tornado of balance values shows). A side the design did not play (its `plays`)
+    reads the matches of the one it plays as.
     """
     plays = design.get("plays", {})
 
@@ -118,7 +121,8 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     if not frames:
         return pl.DataFrame(schema={**SCHEMA, "p_adjusted": pl.Float64, "changed": pl.Boolean,
                                     "inert": pl.Boolean, "same_as": pl.Utf8,
-                                    "rank": pl.Int64})
+                                    "rank": pl.Int64, "group": pl.Utf8,
+                                    "group_rank": pl.Int64})
     tests = pl.concat(frames).rename({"baseline_value": "low_value",
                                       "variant_value": "high_value", "difference": "effect"})
     params = {p["key"]: p for p in design["parameters"]}
@@ -139,9 +143,12 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     # rank, the place of its strongest key, and the next lever the next rank.
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
     same_as = {p["key"]: p.get("same_as") for p in design["parameters"]}
+    # a design written before groups existed ranks every key as a balance value
+    group = {p["key"]: p.get("group", "balance") for p in design["parameters"]}
     ranked = tests.with_columns(
         pl.col("parameter").replace_strict(same_as, default=None, return_dtype=pl.Utf8)
         .alias("same_as"),
+        pl.col("parameter").replace_strict(group, return_dtype=pl.Utf8).alias("group"),
         strength.fill_nan(None).alias("_strength"),
         pl.col("effect_per_10pct").is_not_null().alias("_slope"),
         pl.col("changed").fill_null(False).alias("_changed")).sort(
@@ -151,7 +158,9 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     return (ranked.with_columns(pl.int_range(pl.len()).over("metric").alias("_row"))
             .with_columns(pl.col("_row").min().over("metric", lever).alias("_lead"))
             .with_columns(pl.col("_lead").rank("dense").over("metric").cast(pl.Int64)
-                          .alias("rank"))
+                          .alias("rank"),
+                          pl.col("_lead").rank("dense").over("metric", "group")
+                          .cast(pl.Int64).alias("group_rank"))
             .drop("_strength", "_slope", "_changed", "_row", "_lead"))
 
 

@@ -108,6 +108,8 @@ class Parameter:
     high_variant: str
     # the earlier parameter whose two sides play the same matches as this one's
     same_as: str | None = None
+    # "setup" (a key of SETUP_KEYS) or "balance"
+    group: str = "balance"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,20 @@ class Design:
                 "parameters": [asdict(p) for p in self.parameters],
                 "skipped": [{"key": k, "why": w} for k, w in self.skipped],
                 "plays": dict(self.plays)}
+
+
+# Keys that set the match up rather than balance one piece of content: its length, the
+# board's size, and the game-speed and seat-count scales (RULES.md D6), each of which
+# moves many values at once (a cost scale is every cost). Their effects are ranked
+# apart from the balance values' (`group`): "a longer match gives more science wins"
+# is worth knowing, but it must not push the single values a designer tunes out of the
+# tornado they read.
+SETUP_KEYS = ("match.*", "map.radius")
+
+
+def group_of(key: str) -> str:
+    """"setup" for a key of SETUP_KEYS, "balance" for any other table value."""
+    return "setup" if any(fnmatch.fnmatchcase(key, p) for p in SETUP_KEYS) else "balance"
 
 
 def numeric_values(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
@@ -238,7 +254,8 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         pair = (plays.get(names[False], names[False]), plays.get(names[True], names[True]))
         same_as = pairs.setdefault(pair, key)
         params.append(Parameter(key, base, sides[False], sides[True], names[False],
-                                names[True], None if same_as == key else same_as))
+                                names[True], None if same_as == key else same_as,
+                                group_of(key)))
     return Design(spec, str(tables_path), tuple(params), tuple(skipped), plays,
                   tuple(one_sided))
 
