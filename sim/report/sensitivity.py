@@ -67,8 +67,9 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     for metric in (m for m in METRICS_SHOWN if m in present):
         parts.append(f"<h2>{html.escape(metric)}</h2>")
         for group, words in sections:
-            rows = table if group is None else \
-                table.filter((pl.col("group") == group) & ((group == "balance") | ~pl.col("inert")))
+            rows = table if group is None else table.filter(pl.col("group") == group)
+            if group == "setup":
+                rows = rows.filter(~pl.col("inert"))
             order = "rank" if group is None else "group_rank"
             shown = rows.filter(pl.col("metric") == metric).sort(order).head(top)
             if shown.height == 0:
@@ -96,10 +97,10 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
              "(integers by at least 1); every effect is the high value's outcome minus the "
              "low value's on the same matches (common random numbers), with its 95 % paired "
              "interval; red: significant after one Holm correction over every parameter × "
-             "outcome. Highlighted rows are significant. Balance values and the match's "
-             "setup (its length, board size and game-speed and seat-count scales, "
-             "which each move many values at once) are ranked apart; the tables give "
-             "both ranks.</p>")
+             "outcome. Highlighted rows are significant." +
+             (" Balance values and the match's setup (its length, board size and game-speed "
+              "and seat-count scales, which each move many values at once) are ranked "
+              "apart; the tables give both ranks." if len(sections) == 2 else "") + "</p>")
     inert_html = ("<h2>Inert parameters</h2><p>Not one match changed its winner, victory type "
                   "or end turn between the low and the high value: a lever on these does "
                   "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)
