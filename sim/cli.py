@@ -1123,8 +1123,9 @@ def warm_cmd() -> None:
     from sim.engine.match import play_match
     from sim.engine.scenario import load_scenario, run_scenario
     from sim.jit import cache_dir
+    from sim.jitcache import engine_cached
     from sim.rules.tables import REPO_ROOT, load_tables
-    from sim.runner.sweep import after_cold_compile, compile_estimate, engine_cached
+    from sim.runner.sweep import after_cold_compile, compile_estimate
 
     cold = not engine_cached()
     if cold:

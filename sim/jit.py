@@ -2,8 +2,8 @@
 
 `cache=True` keeps compiled kernels on disk, but numba only checks the mtime of
 the file that defines a function, not of the files it calls into. To make a
-stale cache impossible the cache directory is keyed by a hash of every source
-file compiled code can reach: this module, the codes and tables (`sim/rules`),
+stale cache impossible the cache directory is keyed (sim.jitcache) by a hash of
+every source file compiled code can reach: this module, the codes and tables (`sim/rules`),
 the world (`sim/world`) and the kernels (`sim/kernels`). The architecture test
 keeps those layers from importing anything above them, so an edit elsewhere
 (engine, runner, analysis, report) cannot change compiled code and keeps the cache.
@@ -13,89 +13,15 @@ keeps those layers from importing anything above them, so an edit elsewhere
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import threading
-from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+# the cache folder's helpers live where a process that never plays can reach them
+# without numba; sim.jit keeps them as its own API
+from sim.jitcache import cache_dir, prune_caches, source_hash, writable_cache_dir  # noqa: F401
 
-
-# the layers compiled code is built from (see the module docstring)
-_COMPILED_LAYERS = ("jit.py", "rules", "world", "kernels")
-
-
-def source_hash() -> str:
-    """sha256 (first 16 hex) over the path and bytes of every .py file of the layers
-    compiled code is built from."""
-    digest = hashlib.sha256()
-    paths = [p for name in _COMPILED_LAYERS
-             for p in ([_PACKAGE / name] if name.endswith(".py")
-                       else (_PACKAGE / name).rglob("*.py"))]
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(_PACKAGE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("SIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hexsim"
-    )
-    return Path(base) / f"numba-{source_hash()}"
-
-
-def prune_caches(keep: int = 4) -> tuple[int, int]:
-    """Remove the compiled caches of other versions of the compiled code (the sibling
-    `numba-<source hash>` folders of cache_dir()), all but the `keep` most recently
-    written; the current one always stays. Each edit of a kernel leaves a folder of
-    50-100 MB behind, and nothing else removes them. A version whose folder is gone
-    compiles again when it next runs. Returns (folders removed, bytes freed)."""
-    import shutil
-
-    current = cache_dir()
-    if not current.parent.is_dir():
-        return 0, 0
-    others = sorted((p for p in current.parent.glob("numba-*") if p.is_dir() and p != current),
-                    key=lambda p: p.stat().st_mtime, reverse=True)
-    removed = freed = 0
-    for folder in others[keep:]:
-        size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-        shutil.rmtree(folder, ignore_errors=True)
-        if not folder.exists():
-            removed, freed = removed + 1, freed + size
-    return removed, freed
-
-
-def _writable_cache_dir() -> None:
-    """Make sure cache_dir() can be written, else point SIM_CACHE_DIR (for this process
-    and those it starts) at a folder under the system's temporary folder, and say so
-    once. Numba falls back silently to __pycache__ beside the sources when its cache
-    folder cannot be written: a cache keyed by each file's own timestamp, which an
-    edit of a function it calls does not invalidate, the stale cache this module's
-    keyed folder exists to prevent."""
-    import tempfile
-
-    wanted = cache_dir()
-    try:
-        wanted.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=wanted):
-            return
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-    import multiprocessing
-
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    base = Path(tempfile.gettempdir()) / f"hexsim-cache-{uid}"
-    os.environ["SIM_CACHE_DIR"] = str(base)
-    if multiprocessing.parent_process() is None:  # a sweep's workers: their parent says it
-        print(f"note: the compiled-code cache {wanted.parent} cannot be written ({reason}); "
-              f"using {base} instead (set SIM_CACHE_DIR to a writable folder)",
-              file=sys.stderr)
-
-
-_writable_cache_dir()
+writable_cache_dir()
 # Set before numba reads its config; numba re-reads NUMBA_* variables at every
 # compile, so the environment variable is what keeps the choice in force.
 os.environ["NUMBA_CACHE_DIR"] = str(cache_dir())

@@ -22,7 +22,7 @@ PACKAGE = Path(sim.__file__).parent
 # folder -> layer, in import order. The jit switch sits below everything (every kernel
 # layer uses it); the package itself (the front door) and the CLI sit on top.
 LAYERS = [
-    ("jit", r"sim\.jit$"),
+    ("jit", r"sim\.jit(cache)?$"),
     ("rules", r"sim\.rules(\..+)?$"),
     ("world", r"sim\.world(\..+)?$"),
     ("kernels", r"sim\.kernels(\..+)?$"),
@@ -37,7 +37,7 @@ LAYERS = [
 ]
 # analysis reads the Parquet outputs: never the engine, the kernels or the runner
 ANALYSIS_MAY_IMPORT = {"jit", "rules", "outputs", "analysis"}
-TOP_LEVEL = {"__init__.py", "cli.py", "jit.py"}
+TOP_LEVEL = {"__init__.py", "cli.py", "jit.py", "jitcache.py"}
 
 
 def layer_of(module: str) -> int:

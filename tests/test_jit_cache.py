@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import jit
+from sim import jit, jitcache
 from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
 
@@ -26,7 +26,7 @@ def test_cache_dir_changes_with_compiled_sources_only(tmp_path, monkeypatch):
                       ("analysis/metrics.py", "z = 3\n"), ("engine/match.py", "m = 4\n")]:
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text(text)
-    monkeypatch.setattr(jit, "_PACKAGE", pkg)
+    monkeypatch.setattr(jitcache, "_PACKAGE", pkg)
     first = jit.source_hash()
     for rel in ("analysis/metrics.py", "engine/match.py"):
         (pkg / rel).write_text("changed = 1\n")
@@ -35,6 +35,20 @@ def test_cache_dir_changes_with_compiled_sources_only(tmp_path, monkeypatch):
         before = jit.source_hash()
         (pkg / rel).write_text((pkg / rel).read_text() + "extra = 1\n")
         assert jit.source_hash() != before, rel
+
+
+def test_the_cache_check_names_the_match_loop_and_needs_no_numba(tmp_path):
+    """engine_cached looks for the match loop's index file by name (MATCH_LOOP_ENTRY),
+    so a sweep's parent can ask without importing numba; the name is the function's."""
+    from sim.kernels.loop import run_match_held
+
+    stem = Path(run_match_held.py_func.__code__.co_filename).stem
+    assert f"{stem}.{run_match_held.__name__}" == jitcache.MATCH_LOOP_ENTRY
+    code = ("import sys, sim.runner.sweep as s; print(s.engine_cached(), "
+            "'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=_sim_env(tmp_path),
+                         capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+    assert out.stdout.split() == ["False", "False"]
 
 
 def test_numba_uses_the_keyed_cache_dir(tmp_path):

@@ -271,6 +271,26 @@ def test_sweeps_on_a_shared_pool_reuse_its_workers_and_give_the_same_tables(refe
         assert none is None and dask is None  # in-process, or Dask's own workers
 
 
+def test_a_sweep_whose_workers_play_never_loads_numba_in_its_parent(reference_run, tmp_path):
+    """The parent only hands chunks out, checks the compiled cache by name and verifies
+    what the workers wrote: it does without numba and the engine (0.4 s of imports that
+    would take a core from the workers' own start), and the tables are the same."""
+    _exp, _out, frames = reference_run
+    path = write_experiment(tmp_path)
+    code = ("import sys; from sim.runner.experiments import load_experiment; "
+            "from sim.runner.sweep import run_sweep; "
+            f"run_sweep(load_experiment({str(path)!r}), {str(tmp_path / 'two')!r}, jobs=2, "
+            "progress=False); print('numba' in sys.modules, 'sim.engine.match' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
+    other = read_all(tmp_path / "two")
+    for table in WRITTEN:
+        if table in frames:
+            assert other[table].equals(frames[table]), table
+
+
 def test_a_one_job_sweep_given_a_pool_plays_on_its_worker(reference_run, tmp_path):
     """How `sim bench sweep` times one worker: a one-worker pool's, not this process
     (where polars would compress on a second thread). The same tables either way."""

@@ -21,8 +21,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.engine.columns import match_columns
-from sim.engine.match import play_match
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 from sim.rules.tables import Tables
 from sim.runner.experiments import ChunkSpec, Experiment
@@ -76,7 +74,12 @@ def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None
                ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
     """Play the matches of one chunk with the variant's resolved `tables` (fixed by the
     parent when the sweep started): (frames per table, summary).
-    `play` replaces sim.engine.match.play_match in tests."""
+    `play` replaces sim.engine.match.play_match in tests. The engine is imported here,
+    not with the module: a sweep's parent that only hands chunks out never loads numba
+    (its workers preload the engine: sim.runner.pool.SWEEP_MODULES)."""
+    from sim.engine.columns import match_columns
+    from sim.engine.match import play_match
+
     play = play or play_match
     t0 = time.perf_counter()
     cols = {name: empty_columns(name) for name in TABLES}

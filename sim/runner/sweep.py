@@ -33,6 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from sim.jitcache import engine_cached
 from sim.outputs.lock import LOCK_NAME, RunLock, RunLocked
 from sim.outputs.provenance import code_version, now, package_versions
 from sim.outputs.schemas import WRITTEN
@@ -570,22 +571,11 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
     return played
 
 
-def engine_cached() -> bool:
-    """Whether numba's cache already holds the compiled match loop. The cache folder
-    itself proves nothing: importing the engine creates it before anything compiles;
-    only an index file of the entry point means a compile has finished."""
-    from sim.jit import cache_dir
-    from sim.kernels.loop import run_match_held as entry  # what play_match calls
-
-    name = f"{Path(entry.py_func.__code__.co_filename).stem}.{entry.__name__}-*.nbi"
-    return any(cache_dir().rglob(name))
-
-
 _DEFAULT_COMPILE_S = 40.0
 
 
 def _compile_record() -> Path:
-    from sim.jit import cache_dir
+    from sim.jitcache import cache_dir
 
     return cache_dir().parent / "last-compile-seconds"
 
@@ -609,7 +599,7 @@ def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Pr
     first with an estimate and returns the compile's seconds. On a warm cache, nothing
     (None): whoever plays the first chunk loads the engine, and a parent whose workers
     play has no use for it."""
-    from sim.jit import cache_dir
+    from sim.jitcache import cache_dir
 
     if engine_cached():
         return None
@@ -630,7 +620,7 @@ def after_cold_compile(seconds: float, say) -> None:
     """Record a cold compile's seconds for the next estimate, and remove the caches of
     other versions of the compiled code beyond the few most recent (sim.jit.prune_caches),
     saying so."""
-    from sim.jit import cache_dir, prune_caches
+    from sim.jitcache import cache_dir, prune_caches
 
     with contextlib.suppress(OSError):
         _compile_record().write_text(f"{seconds:.1f}\n")
