@@ -620,9 +620,9 @@ def _print_sensitivity(table) -> None:
             continue
         rows = table.filter(pl.col("metric") == metric)
         balance = rows.filter(pl.col("group") == "balance").sort("group_rank").head(3)
-        typer.echo(f"{metric} per +10 %: " + cells(balance))
         setup = rows.filter((pl.col("group") == "setup") & ~pl.col("inert")) \
             .sort("group_rank").head(3)
+        typer.echo(f"{metric} per +10 %: " + (cells(balance) or "no balance value in this design"))
         if setup.height:
             typer.echo("  match setup: " + cells(setup))
     inert = inert_parameters(table)

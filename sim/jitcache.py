@@ -1,7 +1,7 @@
-"""Where numba keeps the engine's compiled code, and whether that folder can be
-written, without importing numba: a sweep's parent checks the cache before its workers
-play (sim.runner.sweep.engine_cached), and only processes that play load numba
-(sim.jit, which keys numba's cache by this module's `cache_dir`).
+"""Where numba keeps the engine's compiled code, whether that folder can be written and
+whether it holds the compiled engine, without importing numba: a sweep's parent asks
+(`engine_cached`) before its workers play, and only processes that play load numba
+(sim.jit, which points numba's cache at this module's `cache_dir`).
 """
 
 from __future__ import annotations

@@ -372,7 +372,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         # and a reference taken on one side only leans the ratio with the drift
         one_before = run(single_worker_matches, 1, root / "before", alone)
         # this process's memory as the sweeps start and at its peak during them
-        # (sampled: the high-water mark would keep the in-process reference's peak)
+        # (sampled: the high-water mark would keep whatever peak came before)
         gc.collect()
         rss_before = psutil.Process().memory_info().rss
         peak = _SelfMemory(every=0.05)  # the parent is idle: sampling must not load a core
