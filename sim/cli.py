@@ -602,11 +602,10 @@ def _print_morris(morris) -> None:
 
 def _print_sensitivity(table) -> None:
     """The three strongest balance values per victory type, then the match setup's
-    keys that changed a match (ranked apart: sim.analysis.sensitivity.effects), and the
+    keys that moved it (ranked apart: sim.analysis.sensitivity.strongest), and the
     inert ones."""
-    import polars as pl
 
-    from sim.analysis.sensitivity import inert_parameters
+    from sim.analysis.sensitivity import inert_parameters, strongest
 
     def cells(rows) -> str:
         out = []
@@ -618,10 +617,8 @@ def _print_sensitivity(table) -> None:
     for metric in table.get_column("metric").unique(maintain_order=True).to_list():
         if not metric.startswith("victory="):
             continue
-        rows = table.filter(pl.col("metric") == metric)
-        balance = rows.filter(pl.col("group") == "balance").sort("group_rank").head(3)
-        setup = rows.filter((pl.col("group") == "setup") & ~pl.col("inert")) \
-            .sort("group_rank").head(3)
+        balance = strongest(table, metric, "balance").head(3)
+        setup = strongest(table, metric, "setup").head(3)
         typer.echo(f"{metric} per +10 %: " + (cells(balance) or "no balance value in this design"))
         if setup.height:
             typer.echo("  match setup: " + cells(setup))
@@ -1122,8 +1119,7 @@ def warm_cmd() -> None:
 
     from sim.engine.match import play_match
     from sim.engine.scenario import load_scenario, run_scenario
-    from sim.jit import cache_dir
-    from sim.jitcache import engine_cached
+    from sim.jitcache import cache_dir, engine_cached
     from sim.rules.tables import REPO_ROOT, load_tables
     from sim.runner.sweep import after_cold_compile, compile_estimate
 

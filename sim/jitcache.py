@@ -60,16 +60,24 @@ def prune_caches(keep: int = 4) -> tuple[int, int]:
     return removed, freed
 
 
+_CHECKED: set[Path] = set()  # the cache folders writable_cache_dir has looked at
+
+
 def writable_cache_dir() -> None:
     """Make sure cache_dir() can be written, else point SIM_CACHE_DIR (for this process
     and those it starts) at a folder under the system's temporary folder, and say so
     once. Numba falls back silently to __pycache__ beside the sources when its cache
     folder cannot be written: a cache keyed by each file's own timestamp, which an
     edit of a function it calls does not invalidate, the stale cache this module's
-    keyed folder exists to prevent."""
+    keyed folder exists to prevent. Each folder is checked once per process (a tune
+    asks before every trial's sweep); a fallback that cannot be written either is not
+    said again (numba's own error names it)."""
     import tempfile
 
     wanted = cache_dir()
+    if wanted in _CHECKED:
+        return
+    _CHECKED.add(wanted)
     try:
         wanted.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=wanted):
@@ -80,6 +88,8 @@ def writable_cache_dir() -> None:
 
     uid = os.getuid() if hasattr(os, "getuid") else 0
     base = Path(tempfile.gettempdir()) / f"hexsim-cache-{uid}"
+    if wanted.parent == base:  # the fallback itself: said already; numba's error names it
+        return
     os.environ["SIM_CACHE_DIR"] = str(base)
     if multiprocessing.parent_process() is None:  # a sweep's workers: their parent says it
         print(f"note: the compiled-code cache {wanted.parent} cannot be written ({reason}); "

@@ -94,6 +94,17 @@ def test_a_cache_folder_that_cannot_be_written_is_replaced_and_said_not_left_to_
                           text=True, check=True, cwd=REPO_ROOT)
     assert done.stdout.split() == ["0"]
     assert done.stderr.count("note: the compiled-code cache") == 1, done.stderr
+    # a tune asks before every trial's sweep: still one note, even when the fallback
+    # cannot be written either (a file where its folder would be)
+    spoilt = tmp_path / "spoilt"
+    spoilt.mkdir()
+    (spoilt / f"hexsim-cache-{os.getuid()}").write_text("")
+    for tmpdir in (tmp_path, spoilt):
+        again = subprocess.run(
+            [sys.executable, "-c", "import sim.jitcache as c; [c.engine_cached() for _ in "
+             "range(3)]"], env={**env, "TMPDIR": str(tmpdir)}, capture_output=True,
+            text=True, check=True, cwd=REPO_ROOT)
+        assert again.stderr.count("note: the compiled-code cache") == 1, again.stderr
 
 
 def test_jit_options_keep_outcomes_bit_stable():

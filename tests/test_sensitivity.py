@@ -279,9 +279,8 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
                       "units.warrior.attack": "balance", ONE_LEVER[1]: "setup",
                       UNREAD: "setup"}
     for (_metric, _group), rows in table.group_by("metric", "group"):
-        in_order = rows.sort("rank")
-        assert in_order.get_column("group_rank").to_list() == \
-            in_order.get_column("rank").rank("dense").cast(pl.Int64).to_list()
+        places = sorted(set(rows.get_column("group_rank")))
+        assert places == list(range(1, len(places) + 1))
     # the sweep played the baseline and the two other parameters' sides only
     variants = {p.name.split("=", 1)[1] for p in (out / "sweep" / "matches").iterdir()}
     assert len(variants) == 1 + 2 * 3, sorted(variants)
@@ -298,8 +297,8 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
     assert "What moves victory=dominance: balance values" in html and inert_key in html
     # its two setup keys are inert on these 24 matches: said, not drawn
     setup = html.split("<h2>victory=dominance</h2>")[1].split("<h2>")[0] \
-        .split("<h3>match setup and game-speed scales</h3>")[1]
-    assert setup.startswith("<p class='muted'>None changed a match.</p>")
+        .split("<h3>match setup</h3>")[1]
+    assert setup.startswith("<p class='muted'>None moved this outcome.</p>")
     shared = html.split("Keys that play the same matches")[1]
     assert "7 variants played" in shared and UNREAD in shared.split("Never read")[1]
     written = {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
@@ -330,21 +329,49 @@ def test_the_page_ranks_balance_values_and_the_match_setup_apart():
     values' table numbers them from 1 and keeps the rank among all keys beside it."""
     from sim.report.sensitivity import build_sensitivity_report
 
-    rows = [("match.lengths.standard", "setup", 1, 1, 0.11), ("map.radius", "setup", 2, 2, 0.09),
-            ("techs.prosperity.cost", "balance", 3, 1, -0.04),
-            ("units.warrior.attack", "balance", 4, 2, 0.01)]
+    # (key, group, rank, group_rank, slope, inert): a setup key these matches never read
+    # is left out; an inert one (no winner, victory or end turn changed) that still moved
+    # this outcome is shown
+    rows = [("match.lengths.standard", "setup", 1, 1, 0.11, False),
+            ("map.radius", "setup", 2, 2, 0.09, False),
+            ("techs.prosperity.cost", "balance", 3, 1, -0.04, False),
+            ("match.seat_cost_scale_pct.4", "setup", 4, 3, 0.02, True),
+            ("units.warrior.attack", "balance", 5, 2, 0.01, False),
+            ("match.lengths.long", "setup", 6, 4, 0.0, True)]
     table = pl.DataFrame(
         [{"parameter": k, "group": g, "rank": r, "group_rank": gr, "metric": "victory=science",
           "same_as": None, "base": 10.0, "low": 8.0, "high": 12.0, "low_value": 0.3,
           "high_value": 0.3 + e * 4, "effect": e * 4, "lo": e * 3, "hi": e * 5,
-          "effect_per_10pct": e, "p_adjusted": 0.001, "changed": True, "inert": False}
-         for k, g, r, gr, e in rows])
-    page = build_sensitivity_report(table, {"name": "t", "step": 0.2, "parameters": []})
-    science = page.split("<h2>victory=science</h2>")[1]
-    balance, setup = science.split("<h3>balance values</h3>")[1] \
-        .split("<h3>match setup and game-speed scales</h3>")
+          "effect_per_10pct": e, "p_adjusted": 0.001, "changed": e != 0, "inert": inert}
+         for k, g, r, gr, e, inert in rows])
+    design = {"name": "t", "step": 0.2, "parameters": [], "setup_keys": ["match.*", "map.radius"]}
+    page = build_sensitivity_report(table, design)
+    assert "<code>match.*</code>, <code>map.radius</code>: its length" in page
+    science = page.split("<h2>victory=science</h2>")[1].split("<h2>")[0]
+    balance, setup = science.split("<h3>balance values</h3>")[1].split("<h3>match setup</h3>")
     assert "What moves victory=science: balance values" in balance
     assert "techs.prosperity.cost" in balance and "map.radius" not in balance
     assert "rank of all keys" in balance
-    assert "What moves victory=science: match setup and game-speed scales" in setup
+    assert "What moves victory=science: match setup" in setup
     assert "map.radius" in setup and "techs.prosperity.cost" not in setup
+    assert "match.seat_cost_scale_pct.4" in setup and "match.lengths.long" not in setup
+
+
+def test_a_lever_across_the_groups_ranks_in_each_by_its_own_slope():
+    """The dominance counter is one lever with the game speed's dominance scale (the same
+    matches at both sides) but, moved by another step, has its own slope: among all keys
+    the lever takes one place, among the balance values the counter takes its own."""
+    from sim.analysis.sensitivity import rank_effects
+
+    slopes = {"match.dominance_scale_pct.standard": -0.25, "units.warrior.attack": -0.22,
+              "dominance.counter_to_win": -0.20, "buildings.walls.cost": 0.0}
+    tests = pl.DataFrame([{"parameter": k, "metric": "victory=dominance", "effect": 4 * v,
+                           "effect_per_10pct": v, "changed": v != 0}
+                          for k, v in slopes.items()])
+    same_as = {"dominance.counter_to_win": "match.dominance_scale_pct.standard"}
+    group = {k: "setup" if k.startswith("match.") else "balance" for k in slopes}
+    ranked = rank_effects(tests, same_as, group)
+    place = {r["parameter"]: (r["rank"], r["group_rank"]) for r in ranked.iter_rows(named=True)}
+    assert place == {"match.dominance_scale_pct.standard": (1, 1),
+                     "dominance.counter_to_win": (1, 2), "units.warrior.attack": (2, 1),
+                     "buildings.walls.cost": (3, 3)}

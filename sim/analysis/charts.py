@@ -197,17 +197,11 @@ def paired_differences(tests: pl.DataFrame) -> alt.VConcatChart:
         title="Changed vs baseline (red: significant after correction)")
 
 
-def tornado(table: pl.DataFrame, metric: str, top: int = 15, group: str | None = None,
-            title: str | None = None) -> alt.Chart:
-    """The `top` parameters moving `metric` most (of `group` only, by their rank in
-    it, when given), as bars of their effect per +10 % of the base value (high − low
-    when the base is 0) with the paired interval scaled alike; red where significant
-    after correction. `table`: sim.analysis.sensitivity.effects."""
-    rows = table.filter(pl.col("metric") == metric)
-    if group is not None:
-        rows = rows.filter(pl.col("group") == group).sort("group_rank").head(top)
-    else:
-        rows = rows.sort("rank").head(top)
+def tornado(rows: pl.DataFrame, metric: str, title: str | None = None) -> alt.Chart:
+    """The parameters of `rows` (rows of sim.analysis.sensitivity.effects for `metric`,
+    strongest first: sim.analysis.sensitivity.strongest), as bars of their effect per
+    +10 % of the base value (high − low when the base is 0) with the paired interval
+    scaled alike; red where significant after correction."""
     scale = pl.when(pl.col("effect_per_10pct").is_not_null() & (pl.col("effect") != 0)) \
         .then(pl.col("effect_per_10pct") / pl.col("effect")).otherwise(1.0)
     rows = rows.with_columns(

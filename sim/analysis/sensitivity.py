@@ -121,7 +121,7 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     if not frames:
         return pl.DataFrame(schema={**SCHEMA, "p_adjusted": pl.Float64, "changed": pl.Boolean,
                                     "inert": pl.Boolean, "same_as": pl.Utf8,
-                                    "rank": pl.Int64, "group": pl.Utf8,
+                                    "group": pl.Utf8, "rank": pl.Int64,
                                     "group_rank": pl.Int64})
     tests = pl.concat(frames).rename({"baseline_value": "low_value",
                                       "variant_value": "high_value", "difference": "effect"})
@@ -135,16 +135,27 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
                          "holm")
     tests = tests.drop("resolution_limited", "variant").with_columns(
         pl.col("parameter").replace_strict(inert, return_dtype=pl.Boolean).alias("inert"))
-    # Significant effects rank first: a tornado must not open with an effect its own test
-    # cannot tell from noise. Within each group slopes per +10 % come before the effects
-    # of a base of 0 (a move from 0 to one unit, which no slope compares with); ties
-    # (inert parameters: effect 0) rank by parameter name, so the table is stable.
-    # One lever under several keys (`same_as`: the same matches at both sides) takes one
-    # rank, the place of its strongest key, and the next lever the next rank.
-    strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
     same_as = {p["key"]: p.get("same_as") for p in design["parameters"]}
     # a design written before groups existed ranks every key as a balance value
     group = {p["key"]: p.get("group", "balance") for p in design["parameters"]}
+    return rank_effects(tests, same_as, group)
+
+
+def rank_effects(tests: pl.DataFrame, same_as: dict[str, str | None],
+                 group: dict[str, str]) -> pl.DataFrame:
+    """`tests` (one row per parameter × metric: effect, effect_per_10pct, changed) with
+    same_as and group (by parameter) and the ranks within the metric: `rank` among all
+    keys, `group_rank` among the keys of the same group.
+
+    Significant effects rank first: a tornado must not open with an effect its own test
+    cannot tell from noise. Then slopes per +10 % come before the effects of a base of 0
+    (a move from 0 to one unit, which no slope compares with); ties (inert parameters:
+    effect 0) rank by parameter name, so the table is stable. One lever under several
+    keys (`same_as`: the same matches at both sides) takes one rank, the place of its
+    strongest key, and the next lever the next rank; within a group, the place of its
+    strongest key in that group (a balance key that is one lever with a setup key
+    ranks among the balance values by its own slope)."""
+    strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs())
     ranked = tests.with_columns(
         pl.col("parameter").replace_strict(same_as, default=None, return_dtype=pl.Utf8)
         .alias("same_as"),
@@ -155,13 +166,29 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
         ["metric", "_changed", "_slope", "_strength", "parameter"],
         descending=[False, True, True, True, False], nulls_last=True)
     lever = pl.coalesce("same_as", "parameter")
+    row = pl.col("_row")
     return (ranked.with_columns(pl.int_range(pl.len()).over("metric").alias("_row"))
-            .with_columns(pl.col("_row").min().over("metric", lever).alias("_lead"))
+            .with_columns(row.min().over("metric", lever).alias("_lead"),
+                          row.min().over("metric", "group", lever).alias("_group_lead"))
             .with_columns(pl.col("_lead").rank("dense").over("metric").cast(pl.Int64)
                           .alias("rank"),
-                          pl.col("_lead").rank("dense").over("metric", "group")
+                          pl.col("_group_lead").rank("dense").over("metric", "group")
                           .cast(pl.Int64).alias("group_rank"))
-            .drop("_strength", "_slope", "_changed", "_row", "_lead"))
+            .drop("_strength", "_slope", "_changed", "_row", "_lead", "_group_lead"))
+
+
+def strongest(table: pl.DataFrame, metric: str, group: str | None = None) -> pl.DataFrame:
+    """The rows of `metric` (table: `effects`), strongest first: every key by `rank`, or
+    one group's keys by `group_rank`. Setup keys only where they moved something (not
+    inert, or an effect on this metric): most are other lengths' or seat counts' scales,
+    which the matches never read."""
+    rows = table.filter(pl.col("metric") == metric)
+    if group is None:
+        return rows.sort("rank")
+    rows = rows.filter(pl.col("group") == group)
+    if group == "setup":
+        rows = rows.filter(~pl.col("inert") | (pl.col("effect") != 0))
+    return rows.sort("group_rank")
 
 
 def inert_parameters(table: pl.DataFrame) -> list[str]:

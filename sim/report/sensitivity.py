@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from sim.analysis import charts
-from sim.analysis.sensitivity import inert_parameters
+from sim.analysis.sensitivity import inert_parameters, strongest
 from sim.report.html import CSS, _svg, _table
 
 METRICS_SHOWN = ("victory=conquest", "victory=science", "victory=dominance",
@@ -61,34 +61,30 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     present = table.get_column("metric").unique().to_list()
     groups = set(table.get_column("group").to_list()) if "group" in table.columns else set()
     # both kinds of key: the balance values first, then the match setup that moved
-    # anything (most setup keys are other lengths' or seat counts' scales, never read)
-    sections = [("balance", "balance values"), ("setup", "match setup and game-speed scales")] \
+    # anything (sim.analysis.sensitivity.strongest)
+    sections = [("balance", "balance values"), ("setup", "match setup")] \
         if groups == {"balance", "setup"} else [(None, "")]
     for metric in (m for m in METRICS_SHOWN if m in present):
         parts.append(f"<h2>{html.escape(metric)}</h2>")
         for group, words in sections:
-            rows = table if group is None else table.filter(pl.col("group") == group)
-            if group == "setup":
-                rows = rows.filter(~pl.col("inert"))
-            order = "rank" if group is None else "group_rank"
-            shown = rows.filter(pl.col("metric") == metric).sort(order).head(top)
+            shown = strongest(table, metric, group).head(top)
+            if words:
+                parts.append(f"<h3>{html.escape(words)}</h3>")
             if shown.height == 0:
-                parts.append(f"<h3>{html.escape(words)}</h3><p class='muted'>None changed a "
-                             "match.</p>" if words else "")
+                parts.append("<p class='muted'>None moved this outcome.</p>")
                 continue
             title = f"What moves {metric}" + (f": {words}" if words else "")
-            chart = charts.tornado(rows, metric, top, group, title)
-            strongest = shown.select(
+            order = "rank" if group is None else "group_rank"
+            table_rows = shown.select(
                 order, *(["rank"] if group is not None else []), "parameter",
                 *(["same_as"] if "same_as" in shown.columns else []),
                 "base", "low", "high", "low_value", "high_value", "effect",
                 "lo", "hi", "effect_per_10pct", "p_adjusted", "changed")
             if group is not None:
-                strongest = strongest.rename({"rank": "rank of all keys"}) \
+                table_rows = table_rows.rename({"rank": "rank of all keys"}) \
                     .rename({"group_rank": "rank"})
-            parts.append(f"<h3>{html.escape(words)}</h3>" if words else "")
-            parts.append(f"<figure class='chart'>{_svg(chart)}</figure>"
-                         f"{_table(strongest, {'p_adjusted': 'p'}, highlight='changed')}")
+            parts.append(f"<figure class='chart'>{_svg(charts.tornado(shown, metric, title))}"
+                         f"</figure>{_table(table_rows, {'p_adjusted': 'p'}, highlight='changed')}")
     inert = inert_parameters(table)
     skipped = design.get("skipped", [])
     n_params = len(design.get("parameters", []))
@@ -98,9 +94,11 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
              "low value's on the same matches (common random numbers), with its 95 % paired "
              "interval; red: significant after one Holm correction over every parameter × "
              "outcome. Highlighted rows are significant." +
-             (" Balance values and the match's setup (its length, board size and game-speed "
-              "and seat-count scales, which each move many values at once) are ranked "
-              "apart; the tables give both ranks." if len(sections) == 2 else "") + "</p>")
+             (" Balance values and the match's setup (" +
+              ", ".join(f"<code>{html.escape(k)}</code>" for k in design.get("setup_keys", []))
+              + ": its length, board size and game-speed and seat-count scales, which "
+              "each move many values at once) are ranked apart; the tables give both "
+              "ranks." if len(sections) == 2 else "") + "</p>")
     inert_html = ("<h2>Inert parameters</h2><p>Not one match changed its winner, victory type "
                   "or end turn between the low and the high value: a lever on these does "
                   "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)

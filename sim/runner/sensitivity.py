@@ -129,7 +129,7 @@ class Design:
                 "tables": self.tables_path,
                 "parameters": [asdict(p) for p in self.parameters],
                 "skipped": [{"key": k, "why": w} for k, w in self.skipped],
-                "plays": dict(self.plays)}
+                "plays": dict(self.plays), "setup_keys": list(SETUP_KEYS)}
 
 
 # Keys that set the match up rather than balance one piece of content: its length, the

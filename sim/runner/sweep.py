@@ -5,7 +5,7 @@ stops on SIGTERM/SIGINT, progress, provenance and a summary.
 Each worker plays a chunk (sim.runner.chunk) with tables the parent resolved once
 and writes its Parquet files itself (sim.outputs.store), so only a small summary
 per chunk travels back and the parent's memory stays flat however many matches
-run. With one job the chunks are played in this process.
+run. With one job and no pool given the chunks are played in this process.
 
 What can go wrong, and what happens:
 - a chunk's files are missing, short or corrupt, or its marker is garbage: resume
@@ -618,7 +618,7 @@ def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Pr
 
 def after_cold_compile(seconds: float, say) -> None:
     """Record a cold compile's seconds for the next estimate, and remove the caches of
-    other versions of the compiled code beyond the few most recent (sim.jit.prune_caches),
+    other versions of the compiled code beyond the few most recent (sim.jitcache.prune_caches),
     saying so."""
     from sim.jitcache import cache_dir, prune_caches
 
