@@ -603,22 +603,31 @@ def _print_morris(morris) -> None:
 def _print_sensitivity(table) -> None:
     """The three strongest balance values per victory type, then the match setup's
     keys that moved it (ranked apart: sim.analysis.sensitivity.strongest), and the
-    inert ones."""
-
+    inert ones. A lever under several keys (`same_as`) is one entry, its other keys
+    named after it."""
     from sim.analysis.sensitivity import inert_parameters, strongest
 
-    def cells(rows) -> str:
-        out = []
+    def cells(rows, n: int = 3) -> str:
+        entries: dict[str, str] = {}   # lever -> its strongest key with its slope
+        others: dict[str, list[str]] = {}  # lever -> its other keys
         for r in rows.iter_rows(named=True):
+            lever = r["same_as"] or r["parameter"]
+            if lever in entries:
+                others[lever].append(r["parameter"])
+                continue
+            if len(entries) == n:
+                break
             slope = r["effect"] if r["effect_per_10pct"] is None else r["effect_per_10pct"]
-            out.append(f"{r['parameter']} {slope:+.3f}{'*' if r['changed'] else ''}")
-        return ", ".join(out)
+            entries[lever] = f"{r['parameter']} {slope:+.3f}{'*' if r['changed'] else ''}"
+            others[lever] = []
+        return ", ".join(text + (f" (= {', '.join(others[k])})" if others[k] else "")
+                         for k, text in entries.items())
 
     for metric in table.get_column("metric").unique(maintain_order=True).to_list():
         if not metric.startswith("victory="):
             continue
-        balance = strongest(table, metric, "balance").head(3)
-        setup = strongest(table, metric, "setup").head(3)
+        balance = strongest(table, metric, "balance")
+        setup = strongest(table, metric, "setup")
         typer.echo(f"{metric} per +10 %: " + (cells(balance) or "no balance value in this design"))
         if setup.height:
             typer.echo("  match setup: " + cells(setup))

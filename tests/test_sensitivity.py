@@ -375,3 +375,29 @@ def test_a_lever_across_the_groups_ranks_in_each_by_its_own_slope():
     assert place == {"match.dominance_scale_pct.standard": (1, 1),
                      "dominance.counter_to_win": (1, 2), "units.warrior.attack": (2, 1),
                      "buildings.walls.cost": (3, 3)}
+
+
+def test_the_command_prints_a_lever_once_with_its_other_keys(capsys):
+    """Two keys of one lever (the same matches at both sides) are one of the three
+    entries, the second named after the first; a balance key that is one lever with a
+    setup key still stands among the balance values."""
+    from sim.cli import _print_sensitivity
+
+    rows = [("match.radius_scale_pct.standard", "setup", None, 1, 0.14),
+            ("map.radius", "setup", "match.radius_scale_pct.standard", 2, 0.12),
+            ("match.lengths.standard", "setup", None, 3, 0.11),
+            ("match.dominance_scale_pct.standard", "setup", None, 4, 0.05),
+            ("match.cost_scale_pct.standard", "setup", None, 5, -0.04),
+            ("dominance.counter_to_win", "balance", "match.dominance_scale_pct.standard", 1,
+             0.04), ("techs.prosperity.cost", "balance", None, 2, -0.03)]
+    table = pl.DataFrame(
+        [{"parameter": k, "group": g, "same_as": a, "group_rank": gr, "rank": 0,
+          "metric": "victory=science", "effect": e * 4, "effect_per_10pct": e,
+          "changed": True, "inert": False} for k, g, a, gr, e in rows])
+    _print_sensitivity(table)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("victory=science per +10 %: dominance.counter_to_win +0.040*, "
+                        "techs.prosperity.cost -0.030*")
+    assert lines[1] == ("  match setup: match.radius_scale_pct.standard +0.140* (= map.radius), "
+                        "match.lengths.standard +0.110*, "
+                        "match.dominance_scale_pct.standard +0.050*")
