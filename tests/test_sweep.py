@@ -275,7 +275,7 @@ def test_a_sweep_whose_workers_play_never_loads_numba_in_its_parent(reference_ru
     """The parent only hands chunks out, checks the compiled cache by name and verifies
     what the workers wrote: it does without numba and the engine (0.4 s of imports that
     would take a core from the workers' own start), and the tables are the same."""
-    _exp, _out, frames = reference_run
+    _exp, _out, frames = reference_run  # played in this process: the cache is warm
     path = write_experiment(tmp_path)
     code = ("import sys; from sim.runner.experiments import load_experiment; "
             "from sim.runner.sweep import run_sweep; "
