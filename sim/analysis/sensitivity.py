@@ -81,8 +81,8 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     effects of a base of 0 by |effect|; the keys of one lever share its rank; group
     (the design's: "setup" for the match's length, board size and game-speed and
     seat-count scales, sim.runner.sensitivity.SETUP_KEYS, "balance" for every other
-    value) and group_rank, the same order within the metric and group (what the
-    tornado of balance values shows). A side the design did not play (its `plays`)
+    value) and group_rank, the place within the metric and group (rank_effects; what
+    the tornado of each group shows). A side the design did not play (its `plays`)
     reads the matches of the one it plays as.
     """
     plays = design.get("plays", {})
