@@ -1075,11 +1075,15 @@ def bench_scaling(as_json: Annotated[bool, typer.Option("--json")] = False,
 def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
                 matches: Annotated[int, typer.Option(help="Matches per variant (2 variants).")]
                 = 5000,
-                jobs: Annotated[int, typer.Option(help="Workers.")] = 2) -> None:
+                jobs: Annotated[int, typer.Option(help="Workers.")] = 2,
+                rounds: Annotated[int, typer.Option(
+                    help="Times the sweep is timed on fresh workers (medians reported).",
+                    min=1)] = 3) -> None:
     """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
     from sim.runner.bench import bench_sweep as run
 
-    result = run(matches, jobs, single_worker_matches=max(50, min(1000, matches // 5)))
+    result = run(matches, jobs, single_worker_matches=max(50, min(1000, matches // 5)),
+                 rounds=rounds)
     _print_bench(result, as_json)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import subprocess
 import sys
 
@@ -77,15 +78,23 @@ def test_bench_territory_prints_the_ratio_keys():
 def test_bench_sweep_times_fresh_and_started_workers_against_one():
     """Both efficiencies, the workers' start and the parent's memory, from one run (a
     small one: the figures themselves are the benchmark's, not this test's)."""
-    proc = sim("bench", "sweep", "--json", "--matches", "40", "--jobs", "2")
+    proc = sim("bench", "sweep", "--json", "--matches", "40", "--jobs", "2", "--rounds", "2")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["matches"] == 80 and result["jobs"] == 2 and result["errors"] == 0
     for key in ("wall_s", "wall_s_started_workers", "single_worker_matches_per_s",
-                "parallel_efficiency", "parallel_efficiency_started_workers",
-                "parent_rss_mb_before", "parent_peak_rss_mb_during"):
+                "parallel_efficiency", "parallel_efficiency_one_worker_started",
+                "parallel_efficiency_started_workers", "parent_rss_mb_before",
+                "parent_peak_rss_mb_during"):
         assert result[key] > 0, key
-    assert len(result["single_worker_before_after"]) == 2
+    # a reference before each fresh round, one after the last and one after the
+    # started-worker sweep
+    assert len(result["single_worker_matches_per_s_by_reference"]) == 2 + 2
+    assert len(result["parallel_efficiency_rounds"]) == len(result["wall_s_rounds"]) == 2
+    assert result["wall_s"] == pytest.approx(statistics.median(result["wall_s_rounds"]), abs=0.01)
+    # the one worker's start counts in T1, so the reading with it is the larger
+    assert result["parallel_efficiency"] >= result["parallel_efficiency_one_worker_started"]
+    assert result["single_worker_fixed_s"] >= 0
     assert isinstance(result["worker_start_s"], float)
 
 
