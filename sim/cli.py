@@ -473,10 +473,11 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     import shlex
 
     from sim.analysis.sensitivity import read_design, sensitivity_table, top_parameters
+    from sim.outputs.folders import MORRIS_DIR
     from sim.report.sensitivity import write_sensitivity_report
     from sim.rules.tables import REPO_ROOT
     from sim.runner.experiments import ExperimentError, load_experiment, run_name_problem
-    from sim.runner.morris import MORRIS_DIR, morris_design, write_morris_experiment
+    from sim.runner.morris import morris_design, write_morris_experiment
     from sim.runner.sensitivity import (
         SWEEP_DIR,
         SensitivityError,

@@ -19,11 +19,11 @@ from SALib.sample import morris as morris_sample
 from sim.analysis.load import empty_table
 from sim.analysis.morris import morris_indices, per_match_outcomes
 from sim.analysis.sensitivity import top_parameters
+from sim.outputs.folders import MORRIS_DESIGN_FILE
 from sim.outputs.store import part_path
 from sim.rules.tables import REPO_ROOT, load_tables
 from sim.runner.experiments import load_experiment
 from sim.runner.morris import (
-    MORRIS_DESIGN_FILE,
     morris_design,
     morris_experiment_text,
     write_morris_experiment,

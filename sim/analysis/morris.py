@@ -40,9 +40,8 @@ from SALib.analyze import morris as morris_analyze
 from sim.analysis._frames import finished, victory_categories
 from sim.analysis.paired import PAIRED_METRICS, metric_observations
 from sim.analysis.sensitivity import load_frames
+from sim.outputs.folders import MORRIS_DESIGN_FILE, MORRIS_DIR
 
-MORRIS_DESIGN_FILE = "morris.json"
-MORRIS_DIR = "morris"          # the Morris sweep's run folder inside the sensitivity folder
 RESAMPLES = 1000               # bootstrap resamples of mu_star_conf
 
 SCHEMA = {"parameter": pl.Utf8, "metric": pl.Utf8, "base": pl.Float64, "low": pl.Float64,

@@ -22,9 +22,9 @@ import polars as pl
 
 from sim.analysis.load import empty_table, read_table
 from sim.analysis.paired import paired_metric_tests, paired_victory_tests, significance
+from sim.outputs.folders import SENSITIVITY_DESIGN_FILE
 from sim.outputs.schemas import SCHEMAS
 
-DESIGN_FILE = "sensitivity.json"
 SWEEP_DIR = "sweep"      # the sweep's own run folder inside the sensitivity folder
 
 SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": pl.Float64,
@@ -36,9 +36,9 @@ SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": p
 
 def read_design(run_dir: Path | str) -> dict[str, Any]:
     """The design `sim sensitivity` wrote beside the sweep (sensitivity.json)."""
-    path = Path(run_dir) / DESIGN_FILE
+    path = Path(run_dir) / SENSITIVITY_DESIGN_FILE
     if not path.is_file():
-        raise ValueError(f"{run_dir}: no {DESIGN_FILE}: not a sensitivity run folder")
+        raise ValueError(f"{run_dir}: no {SENSITIVITY_DESIGN_FILE}: not a sensitivity run folder")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

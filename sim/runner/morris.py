@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from SALib.sample import morris as morris_sample
 
+from sim.outputs.folders import MORRIS_DESIGN_FILE
 from sim.rules.tables import Tables, load_tables
 from sim.runner.sensitivity import (
     Design,
@@ -37,8 +38,6 @@ from sim.runner.sensitivity import (
     overrides_at,
 )
 
-MORRIS_DIR = "morris"                  # the Morris sweep's run folder
-MORRIS_DESIGN_FILE = "morris.json"
 MORRIS_EXPERIMENT_FILE = "morris-experiment.toml"
 MORRIS_STREAM = 0x4D4F52               # "MOR": the design's spawn key, one word
 VARIANT_PREFIX = "morris-"

@@ -43,10 +43,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sim.outputs.folders import SENSITIVITY_DESIGN_FILE
 from sim.rules.tables import REPO_ROOT, Tables, TablesError, board_problems, load_tables
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 
-DESIGN_FILE = "sensitivity.json"
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
 BASELINE = "baseline"
 SWEEP_DIR = "sweep"
@@ -302,7 +302,8 @@ def write_experiment(d: Design, out: Path) -> Path:
     """Write the experiment file and sensitivity.json into `out`; returns the former.
     The same design writes the same bytes, so a rerun resumes the sweep."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / DESIGN_FILE).write_text(json.dumps(d.to_json(), indent=1) + "\n", encoding="utf-8")
+    (out / SENSITIVITY_DESIGN_FILE).write_text(json.dumps(d.to_json(), indent=1) + "\n",
+                                               encoding="utf-8")
     path = out / EXPERIMENT_FILE
     path.write_text(experiment_text(d), encoding="utf-8")
     return path
