@@ -152,3 +152,46 @@ def test_a_closed_worker_ends_at_once_and_loses_none_of_its_output():
                           text=True, timeout=180, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("said by the worker| ok 0\n"), done.stdout
+
+
+_SCRIPT_LOADING_POLARS = """
+import json, os
+import polars as pl  # a user's script that loads polars before it sweeps
+from sim.runner.pool import LocalPool
+
+def polars_in_a_worker():
+    return pl.thread_pool_size(), os.environ.get("_RJEM_MALLOC_CONF", "")
+
+if __name__ == "__main__":
+    pool = LocalPool(1)
+    pool.submit("t", polars_in_a_worker)
+    (outcome,) = pool.wait(timeout=120)
+    pool.close()
+    print(json.dumps({"kind": outcome.kind, "worker": outcome.value,
+                      "parent_threads": pl.thread_pool_size(),
+                      "parent_env": [os.environ.get("POLARS_MAX_THREADS"),
+                                     os.environ.get("_RJEM_MALLOC_CONF")]}))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="polars' pool is one thread anyway")
+def test_a_worker_runs_polars_on_one_thread_under_a_script_that_loaded_polars(tmp_path):
+    """A spawned worker first re-runs its parent's main script, so a script that imports
+    polars at its top loads polars in the worker before the worker's own code runs: the
+    worker must inherit its settings from the start, and the parent keep its own."""
+    import json
+
+    script = tmp_path / "user_sweep.py"
+    script.write_text(_SCRIPT_LOADING_POLARS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("POLARS_MAX_THREADS", "_RJEM_MALLOC_CONF")}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=REPO_ROOT, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["kind"] == "ok"
+    threads, jemalloc = seen["worker"]
+    assert threads == 1
+    assert jemalloc.endswith("dirty_decay_ms:5000,muzzy_decay_ms:5000"), jemalloc
+    assert seen["parent_threads"] == os.cpu_count()
+    assert seen["parent_env"] == [None, "dirty_decay_ms:500,muzzy_decay_ms:1000"]

@@ -45,6 +45,7 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 # working set
 _KEEP_BYTES = 256 * 2**20
 _KEEP_MS = 5000
+_KEEP_JEMALLOC = f"dirty_decay_ms:{_KEEP_MS},muzzy_decay_ms:{_KEEP_MS}"
 
 
 def keep_freed_memory() -> None:
@@ -60,8 +61,7 @@ def keep_freed_memory() -> None:
     process). The user's own allocator settings win (MALLOC_*_ and
     _RJEM_MALLOC_CONF in the environment)."""
     if "polars" not in sys.modules:
-        os.environ.setdefault("_RJEM_MALLOC_CONF",
-                              f"dirty_decay_ms:{_KEEP_MS},muzzy_decay_ms:{_KEEP_MS}")
+        os.environ.setdefault("_RJEM_MALLOC_CONF", _KEEP_JEMALLOC)
     if not sys.platform.startswith("linux") or any(
             k in os.environ for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")):
         return
@@ -75,13 +75,37 @@ def keep_freed_memory() -> None:
         pass
 
 
+# what polars writes into _RJEM_MALLOC_CONF when it loads and the user set nothing
+_POLARS_OWN_JEMALLOC = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+
+
+@contextlib.contextmanager
+def _worker_environment():
+    """os.environ as a starting worker must inherit it. A worker is one core's worth
+    of the sweep: polars' own pool would start a thread per core in every worker, and
+    the workers' sorts and Parquet writes would then take turns with the other workers'
+    matches (a chunk's path 5-7 % slower). Polars reads the setting once, when it loads,
+    and a spawned worker may load it before its own code runs: multiprocessing first
+    re-runs the parent's main script, and a script that imports polars at its top (as
+    a user's may) would load it there. So the worker gets it from its first
+    instruction, with polars' allocator keeping freed pages (keep_freed_memory). A
+    setting of the user's wins; the parent's own environment is restored at once."""
+    saved = {key: os.environ.get(key) for key in ("POLARS_MAX_THREADS", "_RJEM_MALLOC_CONF")}
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")
+    if saved["_RJEM_MALLOC_CONF"] in (None, _POLARS_OWN_JEMALLOC):
+        os.environ["_RJEM_MALLOC_CONF"] = _KEEP_JEMALLOC
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _worker_main(conn: Connection, parent: int, preload: tuple[str, ...] = ()) -> None:
     _die_with_parent(parent)
-    # a worker is one core's worth of the sweep: polars' own pool would start a thread
-    # per core in every worker, and the workers' sorts and Parquet writes would then
-    # take turns with the other workers' matches (set before polars loads, which is at
-    # the first task; a setting of the user's wins)
-    os.environ.setdefault("POLARS_MAX_THREADS", "1")
     keep_freed_memory()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # import what the tasks run before the first one arrives: a pool started early
@@ -170,7 +194,8 @@ class LocalPool:
         parent_end, child_end = _CTX.Pipe()
         proc = _CTX.Process(target=_worker_main, args=(child_end, os.getpid(), self.preload),
                             daemon=True, name="sim-sweep-worker")
-        proc.start()
+        with _worker_environment():
+            proc.start()
         child_end.close()
         slot.process, slot.conn = proc, parent_end
 
