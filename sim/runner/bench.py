@@ -384,8 +384,9 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     from sim.runner.sweep import run_sweep
 
     # one chunk size for every sweep timed: a chunk's own costs (its files, its
-    # dispatch) then grow with the matches, as the fit below assumes
+    # dispatch) then grow with the matches, as T1's time per match assumes
     chunk = max(5, min(250, single_worker_matches // 4))
+    rounds = max(1, rounds)
 
     def run(n: int, workers: int, root: Path, pool=None, fresh_one: bool = False) -> dict:
         root.mkdir(exist_ok=True)
