@@ -380,7 +380,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     import psutil
 
     from sim.runner.experiments import load_experiment
-    from sim.runner.pool import SWEEP_MODULES, LocalPool, shared_pool
+    from sim.runner.pool import SWEEP_MODULES, LocalPool
     from sim.runner.sweep import run_sweep
 
     # one chunk size for every sweep timed: a chunk's own costs (its files, its
@@ -388,14 +388,17 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     chunk = max(5, min(250, single_worker_matches // 4))
     rounds = max(1, rounds)
 
-    def run(n: int, workers: int, root: Path, pool=None, fresh_one: bool = False) -> dict:
+    def run(n: int, workers: int, root: Path, pool=None) -> dict:
+        """A sweep of n matches a variant on `pool`, or on `workers` fresh workers
+        started, played on and stopped within the timing (`sim sweep` plays a
+        one-worker sweep in its own process: here one worker is always a worker)."""
         root.mkdir(exist_ok=True)
         path = root / f"bench-{n}-{workers}.toml"
         path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
         experiment = load_experiment(path)
         out = root / f"run-{n}-{workers}"
         t0 = time.perf_counter()
-        if fresh_one:  # one worker started, played on and stopped within the timing
+        if pool is None and workers == 1:
             with contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as own:
                 result = run_sweep(experiment, out, jobs=1, progress=False, pool=own)
         else:
@@ -404,7 +407,9 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         return result
 
     small = chunk  # matches per variant of the small sweeps: one chunk each
-    with tempfile.TemporaryDirectory() as tmp, shared_pool(jobs) as started, \
+    # started workers as a shared_pool gives them (which gives none for one job)
+    with tempfile.TemporaryDirectory() as tmp, \
+            contextlib.closing(LocalPool(jobs, preload=SWEEP_MODULES).start()) as started, \
             contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as alone:
         root = Path(tmp)
 
@@ -422,7 +427,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         fresh_small = run(small, jobs, root / "fresh-small")
         run(small, jobs, root / "started-warm", started)
         started_small = run(small, jobs, root / "started-small", started)
-        fresh_small_one = run(small, 1, root / "fresh-small-one", fresh_one=True)
+        fresh_small_one = run(small, 1, root / "fresh-small-one")
         small_one = statistics.median(
             run(small, 1, root / f"small-one-{k}", alone)["wall_s"] for k in range(3))
         one = [reference(0)]
