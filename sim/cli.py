@@ -473,13 +473,12 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     import shlex
 
     from sim.analysis.sensitivity import read_design, sensitivity_table, top_parameters
-    from sim.outputs.folders import MORRIS_DIR
+    from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
     from sim.report.sensitivity import write_sensitivity_report
     from sim.rules.tables import REPO_ROOT
     from sim.runner.experiments import ExperimentError, load_experiment, run_name_problem
     from sim.runner.morris import morris_design, write_morris_experiment
     from sim.runner.sensitivity import (
-        SWEEP_DIR,
         SensitivityError,
         load_sensitivity,
         write_experiment,

@@ -22,10 +22,8 @@ import polars as pl
 
 from sim.analysis.load import empty_table, read_table
 from sim.analysis.paired import paired_metric_tests, paired_victory_tests, significance
-from sim.outputs.folders import SENSITIVITY_DESIGN_FILE
+from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
 from sim.outputs.schemas import SCHEMAS
-
-SWEEP_DIR = "sweep"      # the sweep's own run folder inside the sensitivity folder
 
 SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": pl.Float64,
           "metric": pl.Utf8, "low_value": pl.Float64, "high_value": pl.Float64,

@@ -49,7 +49,6 @@ from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
 BASELINE = "baseline"
-SWEEP_DIR = "sweep"
 
 
 class SensitivitySpec(BaseModel):

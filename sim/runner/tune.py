@@ -55,6 +55,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sim.outputs.folders import SWEEP_DIR
 from sim.outputs.lock import RunLock, RunLocked
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, TablesError, load_tables
@@ -68,7 +69,6 @@ STUDY_DB = "study.db"
 STUDY_NAME = "tune"
 TRIALS_DIR = "trials"
 CONFIRM_DIR = "confirm"
-SWEEP_DIR = "sweep"
 TRIAL_FILE = "trial.toml"
 CONFIRM_FILE = "confirm.toml"
 TRIAL_VARIANT = "trial"
