@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -348,8 +349,15 @@ def test_same_tables_on_a_dask_local_cluster(reference_run, tmp_path):
     pytest.importorskip("dask.distributed")
     exp, _out, frames = reference_run
     out = tmp_path / "dask"
+    def environ() -> dict[str, str]:  # less Dask's marker of the process that imported it
+        return {k: v for k, v in os.environ.items() if k != "__DASK_PARENT_PID"}
+
+    before = environ()
     with port_taken(8787):
         run_sweep(exp, out, jobs=2, backend="dask", chunk_size=4, progress=False)
+    # the nannies' settings (MALLOC_TRIM_THRESHOLD_, ...) do not outlive the cluster: a
+    # local sweep's workers would inherit them and take them for the user's
+    assert environ() == before
     other = read_all(out)
     for table in WRITTEN:
         if table in frames:

@@ -387,8 +387,31 @@ def _dask_client(stack: contextlib.ExitStack, jobs: int, scheduler: str | None):
             return stack.enter_context(Client(scheduler, timeout="20s"))
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+    # the cluster's nannies write their pre-spawn settings (MALLOC_TRIM_THRESHOLD_,
+    # OMP_NUM_THREADS, PYTHONHASHSEED) into this process's environment and leave them: a
+    # later local sweep from the same process (a notebook, a test session) would start
+    # its workers with them and take them for the user's own (keep_freed_memory)
+    stack.callback(_restore_environ, _dask_pre_spawn_keys())
     cluster = stack.enter_context(LocalCluster(**local_cluster_options(jobs)))
     return stack.enter_context(Client(cluster))
+
+
+def _dask_pre_spawn_keys() -> dict[str, str | None]:
+    """The environment variables Dask's nannies set in the process that starts them
+    (their pre-spawn settings, and a PYTHONHASHSEED), with this process's values now."""
+    import dask
+
+    keys = [*(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}),
+            "PYTHONHASHSEED"]
+    return {key: os.environ.get(key) for key in keys}
+
+
+def _restore_environ(saved: dict[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "local",
