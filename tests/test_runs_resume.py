@@ -214,3 +214,35 @@ def test_plan_refuses_a_run_with_a_part_of_no_chunk(finished, tmp_path):
     part = next((run / "matches").rglob("*.parquet"))
     shutil.copy(part, part.with_name("part-99999.parquet"))
     one_line_error(sim("plan", run), "belongs to no chunk")
+
+
+def test_a_sweeps_end_check_reads_back_only_what_its_workers_did_not_write(tmp_path):
+    """The check at a sweep's end takes the checksums its workers computed of the bytes
+    they wrote (and fsynced) instead of reading every part back: the markers they return
+    are the ones on disk, so that fast path is the one taken. A marker on disk that is
+    not the one returned is read back, a short part is caught either way, and every
+    reader of the run hashes every byte."""
+    exp = write(tmp_path / "exp.toml", experiment_text())
+    out = tmp_path / "run"
+    returned = []
+    result = run_sweep(load_experiment(exp), out, jobs=1, progress=False,
+                       on_chunk=returned.append)
+    assert result["problems"] == [] and len(returned) == 8
+    written = {(m["variant"], m["chunk"]): m for m in returned}
+    for (variant, chunk), marker in written.items():
+        assert json.loads(marker_path(out, variant, chunk).read_text()) == marker
+    part = part_path(out, "turns", "baseline", 2)
+    raw = bytearray(part.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    part.write_bytes(bytes(raw))  # the same size: only a checksum tells
+    assert verify_run(out, written=written).complete
+    damaged = [(c.chunk, why) for c, why in verify_run(out).damaged]
+    assert damaged == [(2, "its turns part is corrupt (its checksum differs from the "
+                           "marker's)")]
+    not_returned = {**written, ("baseline", 2): {**written[("baseline", 2)], "seconds": -1.0}}
+    assert [c.chunk for c, _ in verify_run(out, written=not_returned).damaged] == [2]
+    with pytest.raises(RunError, match="turns part is corrupt"):
+        require_complete(out)
+    part.write_bytes(bytes(raw[:-10]))
+    assert [why for _, why in verify_run(out, written=written).damaged] == [
+        f"its turns part is short ({len(raw) - 10} of {len(raw)} bytes)"]

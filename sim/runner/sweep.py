@@ -80,12 +80,13 @@ class SweepInterrupted(BaseException):
 
 def run_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
               ) -> dict[str, Any]:
-    """Play one chunk and write its tables (in the worker); returns its small summary.
-    Fails at once, before playing, where the run folder cannot be seen."""
+    """Play one chunk and write its tables (in the worker); returns its done marker
+    (its small summary with each part's rows, bytes and checksum). Fails at once,
+    before playing, where the run folder cannot be seen."""
     check_reachable(Path(settings.out), settings.run_id)
     frames, summary = play_chunk(settings, spec, tables, play)
-    write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary, settings.run_id)
-    return summary
+    return write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary,
+                       settings.run_id)
 
 
 def fingerprint(experiment: Experiment, chunk_size: int) -> dict[str, Any]:
@@ -465,6 +466,22 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
 
 def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on_chunk,
                 replace_stale, retry_errors, say, pool=None) -> dict[str, Any]:
+    with contextlib.ExitStack() as stack:
+        own = None
+        if backend == "local" and jobs > 1 and pool is None:
+            # started first: the workers' own start (an interpreter, the engine's
+            # imports) runs while this process checks the folder and writes its
+            # provenance, and they wait for their first chunk. Killed on the way out
+            # of an exception before they play; with nothing to play (a finished run)
+            # stopped at once, never having been handed a chunk.
+            own = LocalPool(jobs, preload=SWEEP_MODULES).start()
+            stack.push(lambda kind, *_: own.close(kill=kind is not None))
+        return _run_prepared(experiment, out, jobs, backend, client, chunk_size, progress,
+                             on_chunk, replace_stale, retry_errors, say, pool, own)
+
+
+def _run_prepared(experiment, out, jobs, backend, client, chunk_size, progress, on_chunk,
+                  replace_stale, retry_errors, say, pool, own) -> dict[str, Any]:
     if replace_stale and not fingerprint_matches(experiment, out, chunk_size):
         say(f"{out}: holds another run; starting afresh")
         _clear_folder(out, keep=LOCK_NAME)
@@ -499,11 +516,8 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
         executor = None
         if todo and backend == "dask":
             executor = _DaskExecutor(client or _dask_client(stack, jobs, None))
-        if todo and executor is None and (jobs > 1 or pool is not None):
-            # started before the engine is compiled or checked below: the workers' own
-            # start (imports) runs meanwhile, and they wait for their first chunk
-            executor = pool if pool is not None else \
-                LocalPool(jobs, preload=SWEEP_MODULES).start()
+        if todo and executor is None:
+            executor = pool if pool is not None else own
         if executor is not None:
             # on the way out of an exception (a signal, a bug) kill the workers: what they
             # are writing is redone on resume; after the last chunk they stop politely,
@@ -516,11 +530,12 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
             compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
         bar.start()
         t_matches = time.perf_counter()
-        played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say)
+        written: dict[tuple[str, int], dict[str, Any]] = {}
+        played = _dispatch(todo, executor, settings, tables, out, bar, on_chunk, say, written)
     seconds = time.perf_counter() - t0
     match_s = time.perf_counter() - t_matches if todo else 0.0
     clear_tmp(out)
-    check = verify_run(out, prov)
+    check = verify_run(out, prov, written)
     result = {
         "out": str(out), "chunks": len(check.done), "chunks_planned": len(check.planned),
         "chunks_resumed": len(all_chunks) - len(todo),
@@ -538,16 +553,19 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
 
 
 def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
-              tables: dict[str, Tables], out: Path, bar: _Progress, on_chunk, say) -> int:
-    """Play every chunk of `todo`; returns the matches played."""
+              tables: dict[str, Tables], out: Path, bar: _Progress, on_chunk, say,
+              written: dict[tuple[str, int], dict[str, Any]]) -> int:
+    """Play every chunk of `todo`; returns the matches played. Each chunk's done
+    marker, as its writer returned it, goes into `written`."""
     played = 0
 
-    def finished(summary: dict[str, Any], spec: ChunkSpec) -> None:
+    def finished(marker: dict[str, Any], spec: ChunkSpec) -> None:
         nonlocal played
+        written[(spec.variant, spec.chunk)] = marker
         played += spec.stop - spec.start
         bar.advance(spec.stop - spec.start)
         if on_chunk is not None:
-            on_chunk(summary)
+            on_chunk(marker)
 
     if executor is None:  # one job: in this process
         for spec in todo:
@@ -583,9 +601,9 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
                        "stop": spec.stop, "matches": 0, "errors": spec.stop - spec.start,
                        "seconds": 0.0, "tables_hash": tables[spec.variant].hash}
             try:
-                write_chunk(out, spec.variant, spec.chunk, error_frames(settings, spec,
-                                                                       message),
-                            summary, settings.run_id)
+                summary = write_chunk(out, spec.variant, spec.chunk,
+                                      error_frames(settings, spec, message), summary,
+                                      settings.run_id)
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write the error rows of {label}: "
                                  f"{exc}") from None
