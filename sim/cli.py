@@ -1082,8 +1082,7 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
     """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
     from sim.runner.bench import bench_sweep as run
 
-    result = run(matches, jobs, single_worker_matches=max(50, min(1000, matches // 5)),
-                 rounds=rounds)
+    result = run(matches, jobs, rounds=rounds)
     _print_bench(result, as_json)
 
 

@@ -317,62 +317,33 @@ set = {{ "score.gold_per_point" = 3 }}
 """
 
 
-class _TimedPool:
-    """A started pool that notes when its first task went out and when its last result
-    came back: a sweep's time less that span is its fixed part (the parent's checks
-    before, its verification after), measured in the same run as its matches."""
-
-    def __init__(self, pool) -> None:
-        self.pool = pool
-        self.first_task: float | None = None
-        self.last_result: float | None = None
-
-    def __getattr__(self, name: str):
-        return getattr(self.pool, name)
-
-    def submit(self, *args) -> None:
-        if self.first_task is None:
-            self.first_task = time.perf_counter()
-        self.pool.submit(*args)
-
-    def wait(self, timeout: float | None = None) -> list:
-        outcomes = self.pool.wait(timeout)
-        if outcomes:
-            self.last_result = time.perf_counter()
-        return outcomes
-
-
-def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
-                single_worker_matches: int = 1000, rounds: int = 3) -> dict:
+def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2, rounds: int = 3) -> dict:
     """A sweep of 2 variants × `matches_per_variant` standard matches with `jobs` workers,
     writing Parquet, against one worker: the parallel efficiency is T1 / (jobs × Tp),
-    with Tp the sweep's wall time and T1 what one worker takes for the same sweep.
+    with Tp the sweep's wall time and T1 the wall time of the same sweep (the same
+    matches, chunks and files) on one fresh worker, timed whole.
 
-    T1 is built from shorter one-worker sweeps rather than timed whole (which would
-    double the bench). A one-worker sweep costs a fixed part (the parent's checks and
-    folder before its first chunk goes out, its verification after the last comes
-    back: `_TimedPool` times both) plus a time per match, from `single_worker_matches`
-    sweeps on a started one-worker pool, in chunks of the size the timed sweeps use.
-    Reading such a sweep's rate as the rate per match would charge its fixed part to
-    each of the N matches. The one worker's start (a fresh pool's one-chunk sweep less
-    a started pool's) is added, since a one-worker sweep starts its worker too (`--jobs
-    1` loads the engine in its own process, the same imports). The one worker is a
-    pool's, set up as every sweep worker is (polars on one thread): in the bench's own
-    process polars would compress Parquet on a second thread on the idle core, and "one
-    worker" would be more than one core.
+    One worker is a pool's worker, started and set up as every sweep worker is (polars
+    on one thread): in the bench's own process polars would compress Parquet on a
+    second thread on the idle core, and "one worker" would be more than one core. Its
+    sweep starts that worker as `sim sweep --jobs 1` loads the engine in its own
+    process. T1 is timed whole, not built from a shorter one-worker sweep: the first
+    1,000 matches of a variant are not a sample of its 5,000 (here their matches last
+    0.7 % more turns), and a rate taken from them leaned T1, and the ratio, by as much.
 
-    This VM's speed drifts by a few per cent within a minute, so every sweep timed has
-    a one-worker reference just before and just after it, and its T1 uses those two;
-    the fresh-worker sweep is timed `rounds` times and the medians are reported, each
+    This VM's speed drifts by a few per cent within a minute, so every sweep timed
+    has a one-worker sweep just before and just after it, and its T1 is their mean; the
+    fresh-worker sweep is timed `rounds` times and the medians are reported, each
     round's figures beside them.
 
     Fresh workers, as `sim sweep` starts them, give `wall_s` and `parallel_efficiency`.
     Workers already started (a shared_pool, as a tune's trials and a precision sweep's
-    looks play) give `..._started_workers`, with no start in T1 either.
-    `parallel_efficiency_one_worker_started` is the strictest reading: the fresh sweep
-    against a T1 without its worker's start, so that only the parallel side pays one.
-    The parent's memory as the sweeps start and its sampled peak during them show the
-    runner holds no rows."""
+    looks play) give `..._started_workers`, against T1 less the one worker's start (a
+    fresh one-worker pool's one-chunk sweep less a started one's), from the one-worker
+    sweep just before it. `parallel_efficiency_one_worker_started` is the strictest
+    reading: the fresh sweep against T1 less that start, so that only the parallel side
+    pays one. The parent's memory as the sweeps start and its sampled peak during them
+    show the runner holds no rows."""
     import gc
     import shutil
     import statistics
@@ -383,9 +354,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
     from sim.runner.pool import SWEEP_MODULES, LocalPool
     from sim.runner.sweep import run_sweep
 
-    # one chunk size for every sweep timed: a chunk's own costs (its files, its
-    # dispatch) then grow with the matches, as T1's time per match assumes
-    chunk = max(5, min(250, single_worker_matches // 4))
+    chunk = max(5, min(250, matches_per_variant // 20))
     rounds = max(1, rounds)
 
     def run(n: int, workers: int, root: Path, pool=None) -> dict:
@@ -404,6 +373,8 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         else:
             result = run_sweep(experiment, out, jobs=workers, progress=False, pool=pool)
         result["wall_s"] = time.perf_counter() - t0
+        result["parquet_mb"] = sum(p.stat().st_size for p in out.rglob("*.parquet")) / 1e6
+        shutil.rmtree(out)  # 85 MB at the default size
         return result
 
     small = chunk  # matches per variant of the small sweeps: one chunk each
@@ -412,14 +383,6 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
             contextlib.closing(LocalPool(jobs, preload=SWEEP_MODULES).start()) as started, \
             contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as alone:
         root = Path(tmp)
-
-        def reference(k: int) -> tuple[float, float]:
-            """(the sweep's fixed part s, its matches' s) of a one-worker sweep."""
-            timed = _TimedPool(alone)
-            wall = run(single_worker_matches, 1, root / f"one-{k}", timed)["wall_s"]
-            lane = timed.last_result - timed.first_task
-            return wall - lane, lane
-
         # compile or load the engine in the workers before any timing; the same small
         # sweep on fresh workers and then on started ones tells what starting them costs
         run(10, 1, root / "compile-one", alone)
@@ -430,60 +393,42 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2,
         fresh_small_one = run(small, 1, root / "fresh-small-one")
         small_one = statistics.median(
             run(small, 1, root / f"small-one-{k}", alone)["wall_s"] for k in range(3))
-        one = [reference(0)]
         # this process's memory as the sweeps start and at its peak during them
         # (sampled: the high-water mark would keep whatever peak came before)
         gc.collect()
         rss_before = psutil.Process().memory_info().rss
         peak = _SelfMemory(every=0.05)  # the parent is idle: sampling must not load a core
+        one = [run(matches_per_variant, 1, root / "one-0")["wall_s"]]
         fresh = []
         for k in range(rounds):
             fresh.append(run(matches_per_variant, jobs, root / f"fresh-{k}"))
-            one.append(reference(k + 1))
-            if k == 0:
-                parquet_mb = sum(p.stat().st_size for p in (root / "fresh-0").rglob(
-                    "*.parquet")) / 1e6
-            shutil.rmtree(root / f"fresh-{k}")  # 85 MB each at the default size
+            one.append(run(matches_per_variant, 1, root / f"one-{k + 1}")["wall_s"])
         many_started = run(matches_per_variant, jobs, root / "started", started)
         rss_after = peak.stop()
-        one.append(reference(rounds + 1))
     one_start_s = fresh_small_one["wall_s"] - small_one
-    n_one, n = 2 * single_worker_matches, many_started["matches"]
-
-    def one_worker_s(*references: tuple[float, float]) -> tuple[float, float]:
-        """(fixed s, s per match) of a one-worker sweep on a started worker, from
-        the references' means."""
-        return (statistics.mean(fixed for fixed, _ in references),
-                statistics.mean(lane for _, lane in references) / n_one)
-
-    # each fresh sweep against the references just before and after it
-    strict, textbook = [], []
-    for k, sweep in enumerate(fresh):
-        fixed, per_match = one_worker_s(one[k], one[k + 1])
-        strict.append((fixed + n * per_match) / (jobs * sweep["wall_s"]))
-        textbook.append((fixed + n * per_match + one_start_s) / (jobs * sweep["wall_s"]))
-    fixed_started, per_match_started = one_worker_s(one[-2], one[-1])
-    fixed_all, per_match_all = one_worker_s(*one)
+    n = many_started["matches"]
+    # each fresh sweep against the one-worker sweeps just before and after it
+    t1 = [(one[k] + one[k + 1]) / 2 for k in range(rounds)]
     walls = [sweep["wall_s"] for sweep in fresh]
+    textbook = [t / (jobs * w) for t, w in zip(t1, walls, strict=True)]
+    strict = [(t - one_start_s) / (jobs * w) for t, w in zip(t1, walls, strict=True)]
     return {"matches": n, "jobs": jobs, "rounds": rounds,
             "wall_s": round(statistics.median(walls), 2),
             "matches_per_s": round(n / statistics.median(walls), 1),
             "parallel_efficiency": round(statistics.median(textbook), 3),
             "parallel_efficiency_one_worker_started": round(statistics.median(strict), 3),
-            "wall_s_rounds": [round(w, 2) for w in walls],
+            "wall_s_rounds": [round(w, 3) for w in walls],
             "parallel_efficiency_rounds": [round(e, 3) for e in textbook],
             "wall_s_started_workers": round(many_started["wall_s"], 2),
             "parallel_efficiency_started_workers":
-                round((fixed_started + n * per_match_started)
-                      / (jobs * many_started["wall_s"]), 3),
-            "single_worker_matches_per_s": round(1 / per_match_all, 1),
-            "single_worker_fixed_s": round(fixed_all, 3),
-            "single_worker_matches_per_s_by_reference": [
-                round(n_one / lane, 1) for _, lane in one],
+                round((one[-1] - one_start_s) / (jobs * many_started["wall_s"]), 3),
+            "single_worker_wall_s": round(statistics.median(one), 2),
+            "single_worker_wall_s_rounds": [round(w, 3) for w in one],
+            "single_worker_matches_per_s": round(n / statistics.median(one), 1),
             "worker_start_s": round(fresh_small["wall_s"] - started_small["wall_s"], 2),
             "one_worker_start_s": round(one_start_s, 2),
             "errors": sum(s["errors"] for s in fresh) + many_started["errors"],
-            "parquet_mb": round(parquet_mb, 1),
+            "parquet_mb": round(fresh[0]["parquet_mb"], 1),
             "parent_rss_mb_before": round(rss_before / 2**20, 1),
             "parent_peak_rss_mb_during": round(max(rss_after, rss_before) / 2**20, 1)}
 
