@@ -19,7 +19,7 @@ from sim.engine.columns import event_columns
 from sim.rules.codes import COL_A, COL_KIND, COL_TURN, EVENT_FIELDS, EVENT_NAMES
 from sim.rules.tables import REPO_ROOT, load_tables
 from sim.runner.chunk import key_sorted
-from sim.runner.pool import LocalPool
+from sim.runner.pool import LocalPool, worker_cpus
 
 
 def test_key_sorted_keeps_a_frame_in_key_order_and_sorts_any_other():
@@ -196,3 +196,43 @@ def test_a_worker_runs_polars_on_one_thread_under_a_script_that_loaded_polars(tm
     assert jemalloc.endswith("dirty_decay_ms:5000,muzzy_decay_ms:5000"), jemalloc
     # the parent keeps polars' own settings: its pool and environment are untouched
     assert seen["parent_env"] == [None, "dirty_decay_ms:500,muzzy_decay_ms:1000"]
+
+
+def _cpus_of_a_thread() -> list[int]:
+    """The CPUs a thread the worker starts may run on (threads inherit affinity)."""
+    import threading
+
+    seen: list[int] = []
+    thread = threading.Thread(target=lambda: seen.extend(sorted(os.sched_getaffinity(0))))
+    thread.start()
+    thread.join()
+    return seen
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux's CPU affinity")
+def test_as_many_workers_as_cpus_are_pinned_one_to_a_cpu(monkeypatch):
+    """One worker per CPU this process may use: each keeps to its own CPU, and so do
+    the threads it starts (polars' pool); fewer or more workers than CPUs, or
+    SIM_PIN_WORKERS=0, leave them to the scheduler."""
+    cpus = sorted(os.sched_getaffinity(0))
+    monkeypatch.delenv("SIM_PIN_WORKERS", raising=False)
+    assert worker_cpus(len(cpus) + 1) is None
+    assert worker_cpus(len(cpus) - 1) is None
+    if len(cpus) < 2:
+        assert worker_cpus(1) is None
+        pytest.skip("one CPU: nothing to pin apart")
+    assert worker_cpus(len(cpus)) == cpus
+    monkeypatch.setenv("SIM_PIN_WORKERS", "0")
+    assert worker_cpus(len(cpus)) is None
+    monkeypatch.delenv("SIM_PIN_WORKERS")
+    pool = LocalPool(len(cpus)).start()
+    try:
+        for k in range(len(cpus)):  # an idle worker each
+            pool.submit(k, _cpus_of_a_thread)
+        outcomes = []
+        while len(outcomes) < len(cpus):
+            outcomes += pool.wait(timeout=120)
+    finally:
+        pool.close()
+    assert all(o.kind == "ok" for o in outcomes), outcomes
+    assert sorted(o.value for o in outcomes) == [[c] for c in cpus]
