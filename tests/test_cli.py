@@ -87,9 +87,10 @@ def test_bench_sweep_times_fresh_and_started_workers_against_one():
                 "parallel_efficiency_started_workers", "parent_rss_mb_before",
                 "parent_peak_rss_mb_during"):
         assert result[key] > 0, key
-    # a one-worker sweep before each fresh round and one after the last
+    # a one-worker sweep before each fresh round, one after the last and one after
+    # the started-worker sweep
     one = result["single_worker_wall_s_rounds"]
-    assert len(one) == 2 + 1
+    assert len(one) == 2 + 2
     assert len(result["parallel_efficiency_rounds"]) == len(result["wall_s_rounds"]) == 2
     assert result["wall_s"] == pytest.approx(statistics.median(result["wall_s_rounds"]), abs=0.01)
     # each round's T1 is the mean of the one-worker sweeps around it
