@@ -255,10 +255,11 @@ def _unsafe_to_raise(frame) -> bool:
     return False
 
 
-def _deliver_again(signum: int) -> None:
+def _deliver_again(signum: int) -> threading.Timer:
     timer = threading.Timer(_REDELIVER_S, os.kill, (os.getpid(), signum))
     timer.daemon = True  # never holds up the interpreter's exit
     timer.start()
+    return timer
 
 
 @contextlib.contextmanager
@@ -273,6 +274,7 @@ def stop_on_signals():
         return
     signals = (signal.SIGTERM, signal.SIGINT)
     fired = []
+    put_off: list[tuple[int, threading.Timer]] = []  # signals to be delivered again
 
     def handler(signum, frame):
         if _unsafe_to_raise(frame):
@@ -280,7 +282,7 @@ def stop_on_signals():
             # one cut into llvmlite's ObjectRef.__del__ halfway crashed a sweep later
             # (SIGSEGV), and one raised in a callback from polars made it panic:
             # deliver it again until it lands in plain Python
-            _deliver_again(signum)
+            put_off.append((signum, _deliver_again(signum)))
             return
         for s in signals:
             signal.signal(s, signal.SIG_IGN)
@@ -297,7 +299,7 @@ def stop_on_signals():
             fired.remove(info.exc_value.signum)
             for s in signals:
                 signal.signal(s, handler)
-            _deliver_again(info.exc_value.signum)
+            put_off.append((info.exc_value.signum, _deliver_again(info.exc_value.signum)))
             return
         previous_hook(info)
 
@@ -307,7 +309,16 @@ def stop_on_signals():
     sys.unraisablehook = unraisable
     try:
         yield
+        if put_off and not fired:
+            # a signal put off and the sweep done before it came again: it still stops
+            # the command, as it would have a moment earlier (the run is whole)
+            for s in signals:
+                signal.signal(s, signal.SIG_IGN)
+            fired.append(put_off[0][0])
+            raise SweepInterrupted(put_off[0][0])
     finally:
+        for _signum, timer in put_off:  # none may arrive once the old handlers are back
+            timer.cancel()
         sys.unraisablehook = previous_hook
         if not fired or outermost:
             for s, h in old.items():
