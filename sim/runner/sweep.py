@@ -268,7 +268,8 @@ def stop_on_signals():
     runs. Once one has, both stay ignored until the outermost of these contexts ends,
     so a second signal cannot cut the clean-up (stopping workers, the lock) short.
     A signal that lands where an exception cannot propagate (a finalizer, a callback
-    from compiled code) is delivered again every ~20 ms until it lands elsewhere."""
+    from compiled code) is delivered again every ~20 ms until it lands elsewhere, or,
+    when the context ends first, at once to the handler there was before it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
