@@ -461,8 +461,9 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     """Which table values matter: every parameter of FILE moved down and up on the same
     matches; writes sensitivity.parquet and sensitivity.html (tornado charts, inert
     parameters) into the folder. With `morris_top = K` in FILE, the K strongest
-    parameters then get a Morris screen of interactions (a second sweep in morris/,
-    morris.parquet, its section of the page). Resumes an interrupted run (same command).
+    parameters (balance values before the match's setup keys) then get a Morris screen
+    of interactions (a second sweep in morris/, morris.parquet, its section of the
+    page). Resumes an interrupted run (same command).
 
     Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
     130/143 interrupted (finished chunks are kept)."""

@@ -151,6 +151,19 @@ def test_top_parameters_rank_within_each_outcome_and_skip_inert_ones():
     assert top_parameters(tie, 1) == ["a"]
 
 
+def test_top_parameters_take_balance_values_before_the_match_setup():
+    # the board's size moves everything (a setup key, ranked apart as in the tornado):
+    # the screen studies the values a designer tunes, and the setup only to fill it
+    table = effects_table([
+        ("map.radius", "m", 9.0, False), ("match.lengths.standard", "m", 8.0, False),
+        ("p", "m", 1.0, False), ("q", "m", 0.5, False), ("r", "m", 0.0, True),
+    ]).with_columns(pl.when(pl.col("parameter").str.contains(r"^(map|match)\."))
+                    .then(pl.lit("setup")).otherwise(pl.lit("balance")).alias("group"))
+    assert top_parameters(table, 2) == ["p", "q"]
+    assert top_parameters(table, 3) == ["p", "q", "map.radius"]
+    assert top_parameters(table, 10) == ["p", "q", "map.radius", "match.lengths.standard"]
+
+
 def spec(**kw) -> SensitivitySpec:
     return SensitivitySpec(**{"name": "t", "root_seed": 7, "matches": 4,
                               "parameters": ["units.warrior.attack", "dominance.counter_to_win",

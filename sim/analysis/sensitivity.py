@@ -204,7 +204,11 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
     their significance, since the screen is what tests them; rounded to 9 significant
     digits so the last bits of a mean cannot reorder equal effects). Parameters
     compare by their best rank over the outcomes, then their second best and so on;
-    remaining ties by key name. Inert
+    remaining ties by key name. Balance values come before the match's setup keys
+    (`group`, sim.runner.sensitivity.SETUP_KEYS), as the tornado ranks them apart: a
+    setup key moves many values at once, and the screen is for the values a designer
+    tunes; setup keys fill the screen only when fewer than `k` balance values are live,
+    ranked among themselves. Inert
     parameters are never chosen (not one match changed: nothing to interact), nor a
     key that is the same lever as an earlier one (`same_as`).
     Fewer than `k` when fewer parameters are not inert. table: `effects`.
@@ -214,16 +218,23 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
         live = live.filter(pl.col("same_as").is_null())
     if k <= 0 or live.height == 0:
         return []
+    if "group" not in live.columns:
+        live = live.with_columns(pl.lit("balance").alias("group"))
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs()) \
         .fill_nan(None).round_sig_figs(9)
     ranks = (live.with_columns(strength.alias("_s"))
              .sort(["metric", "_s", "parameter"], descending=[False, True, False],
                    nulls_last=True)
-             .with_columns((pl.int_range(pl.len()).over("metric") + 1).alias("_rank")))
+             .with_columns((pl.int_range(pl.len()).over("metric", "group") + 1)
+                           .alias("_rank")))
     by_parameter: dict[str, list[int]] = {}
-    for key, rank in ranks.select("parameter", "_rank").iter_rows():
+    setup: set[str] = set()
+    for key, group, rank in ranks.select("parameter", "group", "_rank").iter_rows():
         by_parameter.setdefault(key, []).append(rank)
-    order = sorted(by_parameter, key=lambda key: (sorted(by_parameter[key]), key))
+        if group != "balance":
+            setup.add(key)
+    order = sorted(by_parameter,
+                   key=lambda key: (key in setup, sorted(by_parameter[key]), key))
     return order[:k]
 
 

@@ -28,7 +28,8 @@ play as another.
 
 `morris_top = K` (default 0: off), `morris_trajectories` (8) and `morris_levels`
 (4, even) ask for the Morris screen of interactions among the K strongest
-parameters after this sweep: sim.runner.morris.
+parameters after this sweep, balance values first
+(sim.analysis.sensitivity.top_parameters): sim.runner.morris.
 """
 
 from __future__ import annotations
