@@ -413,6 +413,25 @@ def test_every_chart_of_a_report_is_valid_vega_lite(run_dir, monkeypatch):
         validate(None, broken, "broken")
 
 
+def test_interval_whiskers_are_black_over_bars_coloured_by_variant():
+    """A whisker that took its bar's colour was invisible inside the bar: only the
+    part above the bar showed, as if every interval were one-sided (issue 14)."""
+    import polars as pl
+
+    from sim.analysis import charts
+    freq = pl.DataFrame({"variant": ["a", "b"], "victory": ["science"] * 2, "wins": [1, 2],
+                         "matches": [4, 4], "share": [0.25, 0.5], "lo": [0.05, 0.15],
+                         "hi": [0.7, 0.85]})
+    seats = pl.DataFrame({"variant": ["a", "b"], "seat": [0, 0], "rate": [0.5, 0.4],
+                          "lo": [0.3, 0.2], "hi": [0.7, 0.6]})
+    for chart in (charts.victory_mix(freq), charts.win_rates(seats, "seat")):
+        layers = {layer["mark"]["type"]: layer for layer in chart.to_dict()["layer"]}
+        assert layers["bar"]["encoding"]["color"]["field"] == "variant"
+        whisker = layers["rule"]
+        assert whisker["mark"]["color"] == "black"
+        assert "color" not in whisker.get("encoding", {})
+
+
 def test_charts_import_without_building_the_iri_grammar():
     """jsonschema's IRI checker (rfc3987_syntax, 35 Lark parsers, 1.6 s) loads on its
     first use, not when the report imports altair; and it still checks IRIs then."""

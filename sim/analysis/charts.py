@@ -34,12 +34,13 @@ def _tips(frame: pl.DataFrame) -> list[alt.Tooltip]:
 def victory_mix(freq: pl.DataFrame) -> alt.Chart:
     """Share of matches won by each victory type, per variant, with Wilson intervals
     (V01). `freq`: victory_frequencies()."""
+    # the colour is the bars' alone: a whisker coloured as its bar is invisible inside it
     base = alt.Chart(_data(freq)).encode(
         x=alt.X("victory:N", sort=VICTORY_ORDER, title=None),
-        xOffset=alt.XOffset("variant:N"),
-        color=alt.Color("variant:N", title="variant"))
+        xOffset=alt.XOffset("variant:N"))
     bars = base.mark_bar().encode(
         y=alt.Y("share:Q", title="share of matches", axis=alt.Axis(format="%")),
+        color=alt.Color("variant:N", title="variant"),
         tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("victory:N"), alt.Tooltip("wins:Q"),
                  alt.Tooltip("matches:Q"),
                  alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("lo:Q", format=".1%"),
@@ -127,10 +128,10 @@ def end_turns(frame: pl.DataFrame) -> alt.Chart:
 def win_rates(frame: pl.DataFrame, by: str) -> alt.Chart:
     """Win rate by seat position or personality with Wilson intervals."""
     base = alt.Chart(_data(frame)).encode(
-        x=alt.X(f"{by}:N", title=by), xOffset=alt.XOffset("variant:N"),
-        color=alt.Color("variant:N"))
+        x=alt.X(f"{by}:N", title=by), xOffset=alt.XOffset("variant:N"))
     bars = base.mark_bar().encode(
         y=alt.Y("rate:Q", title="win rate", axis=alt.Axis(format="%")),
+        color=alt.Color("variant:N"),
         tooltip=_tips(frame))
     rules = base.mark_rule(color="black").encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
     return (bars + rules).properties(
