@@ -835,8 +835,9 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                    "longer; sweeping it again into a new folder writes them", err=True)
     out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
     table = trend = None
+    notes: list[str] = []
     if against is not None:
-        table = _gate(run_dir, against, margin)
+        table, notes = _gate(run_dir, against, margin)
     if history is not None:
         from sim.analysis.history import append_history, history_rows
         from sim.analysis.load import read_table
@@ -846,7 +847,7 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                                                      read_provenance(run_dir)))
         typer.echo(f"history: {trend.get_column('run_id').n_unique()} runs in {history}")
     try:
-        path = write_report(run_dir, out, baseline, table, against, trend)
+        path = write_report(run_dir, out, baseline, table, against, trend, notes)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(f"report written to {Path(path).absolute()}")
@@ -866,7 +867,7 @@ def _gate(run_dir: Path, against: Path, margin: float | None):
     Margins: --margin on every share when given, else the experiment's [gate]."""
     import polars as pl
 
-    from sim.analysis.gate import gate, passed, same_matches
+    from sim.analysis.gate import compared, failures, gate, passed, same_matches
     from sim.analysis.load import read_table
     from sim.outputs.settings import report_settings
     from sim.outputs.store import read_provenance
@@ -879,25 +880,52 @@ def _gate(run_dir: Path, against: Path, margin: float | None):
     margins = {} if margin is not None else settings.margins
     margin = settings.margin if margin is None else margin
     paired = same_matches(prov, before)
-    game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
-    if game[0] != game[1]:
-        # shares of another game: a designer may mean it, but should not miss it
-        typer.echo(f"note: {run_dir} played {game[0][0]} seats, {game[0][1]}; {against} "
-                   f"{game[1][0]} seats, {game[1][1]}: the gate compares the shares of "
-                   "two different games", err=True)
     table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
                  margin, margins=margins)
-    if not table.height:
+    if table.get_column("difference").is_null().all():
         _fail(f"{against}: shares no variant with {run_dir}")
+    notes = gate_notes(run_dir, prov, against, before, table)
     with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, float_precision=3,
                    tbl_width_chars=160, fmt_str_lengths=60):
         typer.echo(table.select("variant", "victory", "before", "now", "difference", "lo",
                                 "hi", "verdict"))
-    fails = table.filter(~pl.col("verdict").str.starts_with("PASS")).height
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
     typer.echo(f"regression gate against {against} ({'paired' if paired else 'independent'},"
                f" margin ±{margin:g}{_other_margins(margins)}): " +
-               ("PASS" if passed(table) else f"FAIL ({fails} of {table.height} shares)"))
-    return table
+               ("PASS" if passed(table) else
+                f"FAIL ({failures(table)} of {compared(table)} shares)"))
+    return table, notes
+
+
+def gate_notes(run_dir: Path, prov: dict, against: Path, before: dict, table) -> list[str]:
+    """What a reader of the gate must not miss, in words: the runs played different
+    games (seats, length), paired runs of different sizes (compared on the matches
+    both finished), variants only one run holds."""
+    import polars as pl
+
+    notes = []
+    game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
+    if game[0] != game[1]:  # a designer may mean it, but should not miss it
+        notes.append(f"{run_dir} played {game[0][0]} seats, {game[0][1]}; {against} "
+                     f"{game[1][0]} seats, {game[1][1]}: the gate compares the shares of "
+                     "two different games")
+    done = table.filter(pl.col("difference").is_not_null() & pl.col("paired"))
+    sizes = [p.get("matches_per_variant") for p in (prov, before)]
+    if done.height and sizes[0] != sizes[1]:
+        notes.append(f"{run_dir} played {sizes[0]} matches a variant and {against} "
+                     f"{sizes[1]}: the gate pairs the matches both finished "
+                     f"({done.get_column('n_now').min()} or more a variant), and every share "
+                     "it prints is over those")
+    new = table.filter(pl.col("verdict").str.starts_with("not gated"))
+    if new.height:
+        names = ", ".join(new.get_column("variant").unique(maintain_order=True).to_list())
+        notes.append(f"not gated (not in {against}): {names}")
+    gone = table.filter(pl.col("verdict") == "FAIL missing")
+    if gone.height:
+        names = ", ".join(gone.get_column("variant").unique(maintain_order=True).to_list())
+        notes.append(f"in {against} but no finished match here: {names} (FAIL missing)")
+    return notes
 
 
 @app.command("replay-command")

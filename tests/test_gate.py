@@ -9,7 +9,7 @@ import sys
 import polars as pl
 import pytest
 
-from sim.analysis.gate import gate, passed, same_matches
+from sim.analysis.gate import compared, failures, gate, passed, same_matches
 from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
 
@@ -49,6 +49,39 @@ def test_too_few_matches_are_inconclusive_and_independent_runs_use_wider_interva
     alone = gate(_run(shifted), _run(before), paired=False)
     assert not alone.get_column("paired").any()
     assert (alone.get_column("hi") - alone.get_column("lo")).min() > 0
+
+
+def test_paired_runs_of_different_sizes_compare_every_column_on_the_common_matches():
+    # the shorter run is the first half of the longer one, match for match: every
+    # share the gate prints is over those 100 pairs, so before − now is its difference
+    long = _run(["science"] * 30 + ["conquest"] * 70 + ["science"] * 100)
+    short = _run(["science"] * 30 + ["conquest"] * 70)
+    table = gate(short, long, paired=True)
+    science = table.filter(pl.col("victory") == "science").row(0, named=True)
+    assert science["before"] == science["now"] == 0.3 and science["difference"] == 0
+    assert science["n_now"] == science["n_before"] == 100
+    assert set(table.get_column("verdict")) == {"PASS identical"}
+
+
+def test_a_variant_gone_from_the_new_run_fails_and_a_new_one_is_not_gated():
+    before = pl.concat([_run(["science", "conquest"] * 50),
+                        _run(["dominance"] * 100, variant="hegemon")])
+    now = pl.concat([_run(["science", "conquest"] * 50),
+                     _run(["science"] * 100, variant="fresh")])
+    table = gate(now, before, paired=True)
+    verdicts = dict(table.group_by("variant").agg(pl.col("verdict").unique().first())
+                    .iter_rows())
+    assert verdicts == {"baseline": "PASS identical", "hegemon": "FAIL missing",
+                        "fresh": "not gated (not in the earlier run)"}
+    assert not passed(table)
+    assert failures(table) == 4 and compared(table) == 8  # hegemon's 4 types of 8
+    # a new variant alone neither passes nor fails the gate
+    assert passed(gate(now, before.filter(pl.col("variant") == "baseline"), paired=True))
+    # every match of a variant failed (no victory): missing, not silently skipped
+    broken = now.with_columns(pl.when(pl.col("variant") == "baseline").then(None)
+                              .otherwise(pl.col("victory")).alias("victory"))
+    assert set(gate(broken, before, paired=True).filter(pl.col("variant") == "baseline")
+               .get_column("verdict")) == {"FAIL missing"}
 
 
 def test_same_matches_needs_the_same_seed_seats_length_and_personalities():
@@ -91,6 +124,9 @@ def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
     other = _sim("report", three, "--against", first, "--out", str(tmp_path / "d.html"))
     assert other.returncode in (0, 3), other.stderr
     assert "played 3 seats" in other.stderr and "4 seats" in other.stderr
+    # and the page says so too, where the verdict is read
+    page = (tmp_path / "d.html").read_text()
+    assert "two different games" in page and "played 3 seats" in page
 
 
 def test_history_index_counts_each_run_once_and_the_report_charts_it(tmp_path):

@@ -7,12 +7,20 @@ is the same as the (1 − 2·alpha) interval of the difference lying inside the 
 seats, length and personalities: each match index is the same map and streams) the
 shares pair by match index and the interval is Newcombe's paired one
 (stats.paired_share_interval); otherwise the runs are independent samples and it is
-Newcombe's square-and-add of the two Wilson intervals. A variant whose matches all
-ended alike in both runs (same winner, victory and end turn) passes as identical.
+Newcombe's square-and-add of the two Wilson intervals. A variant whose paired matches
+all ended alike in both runs (same winner, victory and end turn) passes as identical.
+
+Paired runs of different sizes compare on the matches both finished: every column
+(before, now, the difference) is over those pairs, and n_now = n_before is their
+count.
 
 Verdicts: PASS (equivalent), FAIL changed (the interval lies outside the margins
 on one side: a regression), FAIL inconclusive (the interval is wider than the
-margins: not shown equivalent, run more matches).
+margins: not shown equivalent, run more matches), FAIL missing (the earlier run has
+the variant and this one finished none of its matches: a variant dropped from the
+experiment, or one whose every match failed, must not pass unseen), and "not gated"
+for a variant only this run has (nothing to compare it with; it neither passes nor
+fails the gate).
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ def _independent_interval(k1: int, n1: int, k2: int, n2: int,
 
 def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 0.02,
          alpha: float = 0.05, margins: dict[str, float] | None = None) -> pl.DataFrame:
-    """One row per variant (in both runs) × victory type; see the module docstring.
+    """One row per variant (of either run) × victory type; see the module docstring.
     `margins` overrides `margin` per victory type (the experiment's `[gate]`).
 
     Columns: variant, victory, before, now (shares), difference, lo, hi (the
@@ -63,26 +71,34 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
     a, b = finished(now), finished(before)
     cats = victory_categories(pl.concat([a.select("victory"), b.select("victory")]))
     rows = []
-    ids = [v for v in a.get_column("variant").unique(maintain_order=True).to_list()
-           if v in set(b.get_column("variant").to_list())]
+    in_now = a.get_column("variant").unique(maintain_order=True).to_list()
+    in_before = b.get_column("variant").unique(maintain_order=True).to_list()
     cols = ["match_index", "winner", "victory", "end_turn"]
-    for vid in ids:
+    for vid in (v for v in in_now if v in in_before):
         x = a.filter(pl.col("variant") == vid).select(cols).sort("match_index")
         y = b.filter(pl.col("variant") == vid).select(cols).sort("match_index")
-        identical = paired and x.equals(y)
-        pairs = x.join(y, on="match_index", suffix="_before") if paired else None
+        identical = False
+        if paired:  # the matches both runs finished, in both runs' columns alike
+            pairs = x.join(y, on="match_index", suffix="_before")
+            x = pairs.select(cols)
+            y = pairs.select("match_index", *(pl.col(f"{c}_before").alias(c)
+                                              for c in cols[1:]))
+            identical = pairs.height > 0 and x.equals(y)
+            if not pairs.height:  # not one match finished in both: nothing to compare
+                rows += [{"variant": vid, "victory": cat, "margin": margins.get(cat, margin),
+                          "paired": paired, "n_now": 0, "n_before": 0,
+                          "verdict": "FAIL missing"} for cat in cats]
+                continue
         for cat in cats:
             margin_here = margins.get(cat, margin)
             xs, ys = x.get_column("victory") == cat, y.get_column("victory") == cat
             share_now, share_before = float(xs.mean()), float(ys.mean())
             if paired:
-                s_now = pairs.get_column("victory") == cat
-                s_before = pairs.get_column("victory_before") == cat
-                gain = int((s_now & ~s_before).sum())
-                loss = int((s_before & ~s_now).sum())
-                both = int((s_now & s_before).sum())
+                gain = int((xs & ~ys).sum())
+                loss = int((ys & ~xs).sum())
+                both = int((xs & ys).sum())
                 diff, lo, hi = paired_share_interval(both, gain, loss,
-                                                     pairs.height - both - gain - loss,
+                                                     x.height - both - gain - loss,
                                                      confidence)
             else:
                 diff, lo, hi = _independent_interval(int(xs.sum()), x.height, int(ys.sum()),
@@ -97,9 +113,41 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
                          "now": share_now, "difference": diff, "lo": lo, "hi": hi,
                          "margin": margin_here, "paired": paired, "n_now": x.height,
                          "n_before": y.height, "verdict": verdict})
+    for vid in in_now:
+        if vid in in_before:
+            continue
+        x = a.filter(pl.col("variant") == vid)
+        for cat in cats:
+            rows.append({"variant": vid, "victory": cat,
+                         "now": float((x.get_column("victory") == cat).mean()),
+                         "margin": margins.get(cat, margin), "paired": paired,
+                         "n_now": x.height, "n_before": 0,
+                         "verdict": "not gated (not in the earlier run)"})
+    for vid in in_before:
+        if vid in in_now:
+            continue
+        y = b.filter(pl.col("variant") == vid)
+        for cat in cats:
+            rows.append({"variant": vid, "victory": cat,
+                         "before": float((y.get_column("victory") == cat).mean()),
+                         "margin": margins.get(cat, margin), "paired": paired,
+                         "n_now": 0, "n_before": y.height, "verdict": "FAIL missing"})
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
 def passed(table: pl.DataFrame) -> bool:
-    """Every row of the gate passed."""
-    return table.height > 0 and table.get_column("verdict").str.starts_with("PASS").all()
+    """No row of the gate failed, and some row passed (a variant only the new run has
+    is not gated: it neither passes nor fails)."""
+    verdicts = table.get_column("verdict")
+    return bool(verdicts.str.starts_with("PASS").any()
+                and not verdicts.str.starts_with("FAIL").any())
+
+
+def failures(table: pl.DataFrame) -> int:
+    """The rows of the gate that failed."""
+    return table.filter(pl.col("verdict").str.starts_with("FAIL")).height
+
+
+def compared(table: pl.DataFrame) -> int:
+    """The rows of the gate that count towards its verdict (all but "not gated")."""
+    return table.filter(~pl.col("verdict").str.starts_with("not gated")).height

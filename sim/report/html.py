@@ -9,7 +9,7 @@ import functools
 import html
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import polars as pl
 
 from sim.analysis import metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
+from sim.analysis.gate import compared, failures, passed
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import Run, RunScan, event_rows, scan_run
@@ -188,17 +189,19 @@ def content_table(usage: pl.DataFrame) -> pl.DataFrame:
 
 def build_report(run_dir: str | Path, baseline: str | None = None,
                  gate: pl.DataFrame | None = None, against: str | Path | None = None,
-                 history: pl.DataFrame | None = None) -> str:
+                 history: pl.DataFrame | None = None, gate_notes: Sequence[str] = ()) -> str:
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
-    regression gate against the run `against` comes first; with `history`
-    (sim.analysis.history) the baseline's victory mix night by night follows it."""
+    regression gate against the run `against` comes first, with its `gate_notes` (what
+    its reader must not miss, in words); with `history` (sim.analysis.history) the
+    baseline's victory mix night by night follows it."""
     with SvgRenderer() as renderer:
-        return _build_report(run_dir, renderer, baseline, gate, against, history)
+        return _build_report(run_dir, renderer, baseline, gate, against, history,
+                             gate_notes)
 
 
 def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | None,
                   gate: pl.DataFrame | None, against: str | Path | None,
-                  history: pl.DataFrame | None) -> str:
+                  history: pl.DataFrame | None, gate_notes: Sequence[str] = ()) -> str:
     # the small tables whole, events and turns as scans: the metrics below read the
     # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
     # content aggregates stream through the scans (a 12,000-match run's events and
@@ -269,17 +272,18 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
                f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
     if gate is not None:
-        fails = gate.filter(~pl.col("verdict").str.starts_with("PASS")).height
-        verdict = "PASS" if fails == 0 and gate.height else f"FAIL ({fails} of {gate.height})"
+        verdict = "PASS" if passed(gate) else f"FAIL ({failures(gate)} of {compared(gate)})"
         pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
             else "independent samples"
         section(f"Regression gate: {verdict}",
                 f"<p>Against <code>{html.escape(str(against))}</code>: each victory share "
                 "must stay within ±margin of that run's (two one-sided tests, the 90% "
                 f"interval inside the margins; {pairing}).</p>" +
+                "".join(f"<p class='note'><strong>Note:</strong> {html.escape(n)}</p>"
+                        for n in gate_notes) +
                 _table(gate.select("variant", "victory", "before", "now", "difference", "lo",
                                    "hi", "margin", "verdict")
-                       .with_columns((~pl.col("verdict").str.starts_with("PASS"))
+                       .with_columns(pl.col("verdict").str.starts_with("FAIL")
                                      .alias("failed")),
                        {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
                         "hi": "pct", "margin": "pct"}, highlight="failed"))
@@ -587,8 +591,9 @@ def _provenance(prov: dict[str, Any]) -> str:
 
 def write_report(run_dir: str | Path, out: str | Path, baseline: str | None = None,
                  gate: pl.DataFrame | None = None, against: str | Path | None = None,
-                 history: pl.DataFrame | None = None) -> Path:
+                 history: pl.DataFrame | None = None, gate_notes: Sequence[str] = ()) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(run_dir, baseline, gate, against, history), encoding="utf-8")
+    out.write_text(build_report(run_dir, baseline, gate, against, history, gate_notes),
+                   encoding="utf-8")
     return out
