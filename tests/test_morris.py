@@ -162,6 +162,14 @@ def test_top_parameters_take_balance_values_before_the_match_setup():
     assert top_parameters(table, 2) == ["p", "q"]
     assert top_parameters(table, 3) == ["p", "q", "map.radius"]
     assert top_parameters(table, 10) == ["p", "q", "map.radius", "match.lengths.standard"]
+    # one lever under a setup key listed first and a balance key: studied once, under
+    # the balance key (the screen moves values a designer tunes)
+    lever = table.with_columns(pl.when(pl.col("parameter") == "p")
+                               .then(pl.lit("match.lengths.standard"))
+                               .otherwise(pl.lit(None, dtype=pl.Utf8)).alias("same_as"))
+    assert top_parameters(lever, 3) == ["p", "q", "map.radius"]
+    plain = lever.with_columns(pl.lit("balance").alias("group"))  # two balance keys: the lead
+    assert "p" not in top_parameters(plain, 10)
 
 
 def spec(**kw) -> SensitivitySpec:

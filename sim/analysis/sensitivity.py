@@ -214,12 +214,23 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
     Fewer than `k` when fewer parameters are not inert. table: `effects`.
     """
     live = table.filter(~pl.col("inert"))
-    if "same_as" in live.columns:  # one lever under two keys: the screen studies it once
-        live = live.filter(pl.col("same_as").is_null())
     if k <= 0 or live.height == 0:
         return []
     if "group" not in live.columns:
         live = live.with_columns(pl.lit("balance").alias("group"))
+    if "same_as" in live.columns:
+        # one lever under several keys: the screen studies it once, under a balance key
+        # when the lever has one (the dominance counter, not the setup key of the same
+        # matches that `all` lists first)
+        lever = pl.coalesce("same_as", "parameter")
+        keys = (live.select(lever.alias("_lever"), "parameter", "group", "same_as")
+                .unique(maintain_order=True)
+                .with_columns((pl.col("group") != "balance").alias("_setup"),
+                              pl.col("same_as").is_not_null().alias("_follows"))
+                .with_row_index("_order")
+                .sort("_lever", "_setup", "_follows", "_order")
+                .group_by("_lever", maintain_order=True).first())
+        live = live.filter(pl.col("parameter").is_in(keys.get_column("parameter")))
     strength = pl.coalesce(pl.col("effect_per_10pct").abs(), pl.col("effect").abs()) \
         .fill_nan(None).round_sig_figs(9)
     ranks = (live.with_columns(strength.alias("_s"))
