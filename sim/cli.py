@@ -771,8 +771,11 @@ def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot
                    f"common random numbers (unpaired: "
                    f"{int(table.get_column('unpaired_matches').max())})")
     if unknown:
-        typer.echo(f"{unknown} rows: the pilot's discordance is below {detect:g}² (too few "
-                   "disagreeing pairs to plan from); run a larger pilot", err=True)
+        typer.echo(f"{unknown} rows without a count: there the pilot's pairs disagree in "
+                   f"at most {detect:g} of its matches (the discordance), and a paired "
+                   f"difference never exceeds it, so a difference of {detect:g} is out of "
+                   "reach at that discordance (where no pair disagreed, a larger pilot "
+                   "may find some)", err=True)
 
 
 @app.command("check-run")

@@ -31,6 +31,11 @@ def test_planned_matches_give_the_stated_power_in_simulation():
 def test_no_plan_without_disagreement_and_pairing_saves_matches():
     assert mcnemar_matches(0.0, 0.02) is None
     assert mcnemar_matches(0.0003, 0.02) is None       # 0.02² > discordance: impossible
+    # a paired difference is at most the discordance: 0.2 where a tenth disagree
+    # cannot happen (Connor's formula alone would plan 17 matches for it)
+    assert mcnemar_matches(0.099, 0.2) is None and mcnemar_matches(0.1, 0.1) is None
+    # near the limit, at least the six one-way pairs the exact test needs, on average
+    assert mcnemar_matches(0.1, 0.09) >= 60
     with pytest.raises(ValueError):
         mcnemar_matches(0.1, 0.0)
     assert mcnemar_matches(0.05, 0.02) < unpaired_matches(0.25, 0.02)

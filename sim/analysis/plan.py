@@ -27,15 +27,22 @@ def mcnemar_matches(discordance: float, detect: float, alpha: float = 0.05,
                     power: float = 0.8) -> int | None:
     """Paired matches to detect a difference `detect` in a share whose pairs disagree
     with probability `discordance` (Connor 1987); None when the difference cannot
-    happen with that discordance (detect^2 > discordance) or nothing disagrees."""
+    happen with that discordance or nothing disagrees. A paired difference is the
+    share of pairs that gained minus the share that lost, so it is at most the
+    discordance (Connor's formula itself only needs detect² < discordance, and would
+    plan 17 matches for a 0.2 difference where a tenth of the pairs disagree). Never
+    fewer matches than the exact test needs to reject at all: k discordant pairs all
+    one way have p = 2·0.5^k, so at alpha 0.05 six of them, 6 / discordance matches
+    on average (where the normal approximation undercounts, near detect = discordance)."""
     if not 0 < detect < 1:
         raise ValueError(f"detect must be in (0, 1), got {detect}")
-    if discordance <= 0 or detect * detect >= discordance:
+    if discordance <= 0 or detect >= discordance:
         return None
     za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
     n = (za * math.sqrt(discordance) + zb * math.sqrt(discordance - detect * detect)) ** 2 \
         / detect ** 2
-    return math.ceil(n)
+    fewest_one_way = math.ceil(math.log2(2 / alpha))
+    return max(math.ceil(n), math.ceil(fewest_one_way / discordance))
 
 
 def unpaired_matches(share: float, detect: float, alpha: float = 0.05,
@@ -55,8 +62,9 @@ def plan(matches: pl.DataFrame, baseline: str, detect: float, alpha: float = 0.0
     """Per variant × victory type of a pilot run: the observed discordance with the
     baseline and the paired matches needed to detect `detect` (with the unpaired
     count beside it). Columns: variant, victory, n_pairs, baseline_share,
-    discordance, paired_matches (null: the pilot saw too little disagreement to
-    plan from; run a larger pilot), unpaired_matches."""
+    discordance, paired_matches (null: the pilot's pairs disagree on no more than
+    `detect` of the matches, so a difference that large cannot happen at that
+    discordance, or none disagree), unpaired_matches."""
     done = finished(matches).select("variant", "match_index", "victory")
     base = done.filter(pl.col("variant") == baseline).drop("variant")
     rows = []
