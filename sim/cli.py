@@ -481,6 +481,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     from sim.runner.morris import morris_design, write_morris_experiment
     from sim.runner.sensitivity import (
         SensitivityError,
+        folder_conflict,
         load_sensitivity,
         write_experiment,
     )
@@ -501,6 +502,8 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                    f"({why})", err=True)
     jobs = jobs or os.cpu_count() or 1
     folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
+    if not replace_stale and (why := folder_conflict(design, folder)) is not None:
+        _fail(why)
     try:
         experiment = load_experiment(write_experiment(design, folder))
     except ExperimentError as exc:

@@ -231,6 +231,17 @@ def test_bad_files_name_file_line_and_key(tmp_path):
                    f'tables = "{FIXTURE_TABLES}"\n')
     with pytest.raises(SensitivityError, match=r"units\.\*\.atak.*matches no numeric"):
         load_sensitivity(bad)
+    # the file's own line, before any folder is made (not a traceback, nor a line of the
+    # experiment file a sensitivity writes)
+    good = f'name = "s"\nroot_seed = 1\nmatches = 10\nparameters = ["all"]\n' \
+        f'tables = "{FIXTURE_TABLES}"\n'
+    bad.write_text(good + 'length = "medium"\n')
+    with pytest.raises(SensitivityError, match=r"s\.toml:6: length: unknown length 'medium'"):
+        load_sensitivity(bad)
+    bad.write_text(good + 'personalities = ["balanced", "nosuch"]\n')
+    with pytest.raises(SensitivityError,
+                       match=r"s\.toml:6: personalities\.1: unknown personality 'nosuch'"):
+        load_sensitivity(bad)
 
 
 def sim(*args: str) -> subprocess.CompletedProcess:
@@ -308,6 +319,15 @@ parameters = ["dominance.counter_to_win", "{inert_key}", "units.warrior.attack",
     # the same rows and verdicts (means may differ in the last bits: polars sums in parallel)
     assert_frame_equal(pl.read_parquet(out / "sensitivity.parquet"), table, check_exact=False)
     assert written == {p: p.stat().st_mtime_ns for p in (out / "sweep").rglob("*.parquet")}
+    # another step into the same folder is refused before the folder's design is touched
+    # (it was rewritten, and a later analysis read the played matches at the new values)
+    design = {name: (out / name).read_bytes()
+              for name in ("sensitivity.json", "sensitivity-experiment.toml")}
+    file.write_text(file.read_text() + "step = 0.3\n")
+    other = sim("sensitivity", str(file), "--out", str(out), "--jobs", "1", "--quiet")
+    assert other.returncode == 2 and "another design" in other.stderr, other.stderr
+    assert "Traceback" not in other.stderr
+    assert design == {name: (out / name).read_bytes() for name in design}
 
 
 def test_a_side_refused_by_the_tables_is_told_not_hidden(tmp_path):

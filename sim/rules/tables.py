@@ -368,6 +368,19 @@ def board_shape_problems(m: TablesModel, preset: str) -> list[tuple[tuple, str]]
                 f"map.start_edge_margin = {m.map.start_edge_margin}"))]
 
 
+def setup_problems(m: TablesModel, length: str | None,
+                   personalities: list[str] | None) -> list[tuple[tuple, str]]:
+    """A file's `length` and `personalities` against the tables' presets (an
+    experiment's, a tune's, a sensitivity's): (key path in the file, reason) each."""
+    out: list[tuple[tuple, str]] = []
+    if length is not None and length not in m.match.lengths:
+        out.append((("length",), f"unknown length {length!r}; presets: "
+                    f"{', '.join(m.match.lengths)}"))
+    out += [(("personalities", i), f"unknown personality {name!r}")
+            for i, name in enumerate(personalities or []) if name not in m.ai.personalities]
+    return out
+
+
 def board_problems(m: TablesModel, n_seats: int, preset: str) -> list[tuple[tuple, str]]:
     """Can a match of `preset` at `n_seats` be played on its board (D1, D6, T07)?
     board_shape_problems, then map_room_problems on the preset's radius; a scaled

@@ -27,7 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
-from sim.rules.tables import REPO_ROOT, Tables, TablesError, board_problems, load_tables
+from sim.rules.tables import (
+    REPO_ROOT,
+    Tables,
+    TablesError,
+    board_problems,
+    load_tables,
+    setup_problems,
+)
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -259,12 +266,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         base = load_tables(tables_path)
     except TablesError as exc:
         fail(("tables",), exc.errors[0])
-    if spec.length is not None and spec.length not in base.model.match.lengths:
-        fail(("length",), f"unknown length {spec.length!r}; presets: "
-             f"{', '.join(base.model.match.lengths)}")
-    for i, name in enumerate(spec.personalities or []):
-        if name not in base.model.ai.personalities:
-            fail(("personalities", i), f"unknown personality {name!r}")
+    for loc, reason in setup_problems(base.model, spec.length, spec.personalities)[:1]:
+        fail(loc, reason)
     specs: list[tuple[tuple, VariantSpec]] = [(("variants", i), v)
                                               for i, v in enumerate(spec.variants)]
     for g, grid in enumerate(spec.grids):

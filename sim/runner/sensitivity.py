@@ -44,8 +44,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sim.outputs.folders import SENSITIVITY_DESIGN_FILE
-from sim.rules.tables import REPO_ROOT, Tables, TablesError, board_problems, load_tables
+from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
+from sim.rules.tables import (
+    REPO_ROOT,
+    Tables,
+    TablesError,
+    board_problems,
+    load_tables,
+    setup_problems,
+)
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
@@ -298,6 +305,20 @@ def experiment_text(d: Design) -> str:
     return "\n".join(lines) + "\n"
 
 
+def folder_conflict(d: Design, out: Path) -> str | None:
+    """Why `out` must not take this design's files: it holds the sweep of another
+    sensitivity (another file, parameters, step, seeds or tables), whose design the
+    files would overwrite while the sweep refuses the folder. None when it may."""
+    old = out / EXPERIMENT_FILE
+    if not (out / SWEEP_DIR / "provenance.json").exists() or not old.exists():
+        return None
+    if old.read_text(encoding="utf-8") == experiment_text(d) and \
+            (out / SENSITIVITY_DESIGN_FILE).exists():
+        return None
+    return (f"{out}: holds a sensitivity run of another design (file, parameters, step, "
+            "seeds or tables); --replace-stale starts afresh (or choose another --out)")
+
+
 def write_experiment(d: Design, out: Path) -> Path:
     """Write the experiment file and sensitivity.json into `out`; returns the former.
     The same design writes the same bytes, so a rerun resumes the sweep."""
@@ -330,6 +351,10 @@ def load_sensitivity(path: str | Path) -> Design:
         tables = load_tables(candidate)
     except TablesError as exc:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
+    for loc, reason in setup_problems(tables.model, spec.length, spec.personalities)[:1]:
+        line = line_of(key_lines(text), loc)
+        raise SensitivityError(f"{path}:{line}: {'.'.join(map(str, loc))}: {reason}"
+                               if line else f"{path}: {'.'.join(map(str, loc))}: {reason}")
     if spec.base_set:
         with_set, why = overrides_at(tables, spec.base_set, spec.seats, spec.length)
         if with_set is None:

@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sim.outputs.folders import SWEEP_DIR
 from sim.outputs.lock import RunLock, RunLocked
 from sim.rules.codes import VICTORY_NAMES
-from sim.rules.tables import REPO_ROOT, TablesError, load_tables
+from sim.rules.tables import REPO_ROOT, TablesError, load_tables, setup_problems
 from sim.rules.tomlpos import key_lines, line_of, read_toml
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.pool import shared_pool
@@ -203,12 +203,8 @@ def load_tune(path: str | Path) -> Tune:
              "independently); use sampler = \"tpe\"")
     if spec.sampler == "cmaes" and not _has_cmaes():
         fail(("sampler",), "CMA-ES needs the `cmaes` package (pip install cmaes)")
-    if spec.length is not None and spec.length not in base.model.match.lengths:
-        fail(("length",), f"unknown length {spec.length!r}; presets: "
-             f"{', '.join(base.model.match.lengths)}")
-    for i, name in enumerate(spec.personalities or []):
-        if name not in base.model.ai.personalities:
-            fail(("personalities", i), f"unknown personality {name!r}")
+    for loc, reason in setup_problems(base.model, spec.length, spec.personalities)[:1]:
+        fail(loc, reason)
     bands: dict[str, tuple[float, float]] = {}
     for outcome, (lo, hi) in spec.bands.items():
         loc = ("bands", outcome)
