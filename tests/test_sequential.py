@@ -193,6 +193,31 @@ def test_a_resumed_sequential_sweep_stops_at_the_same_prefix(stopped, tmp_path):
         assert after[table].equals(before[table]), table
 
 
+def test_a_sweep_stopped_between_looks_keeps_the_looks_it_took(stopped, tmp_path):
+    """Stopped while the second look's matches play (here: as that look begins), the
+    folder keeps the first look; resumed, it lists every look as an unbroken run does."""
+    _, experiment, _, result = stopped
+    out = tmp_path / "run"
+    calls = []
+
+    class Stopped(Exception):
+        pass
+
+    def stop_at_the_second_look(folder: Path, prefix: int):
+        calls.append(prefix)
+        if len(calls) == 2:
+            raise Stopped
+        return _look(experiment)(folder, prefix)
+
+    with pytest.raises(Stopped):
+        run_sequential(experiment, out, stop_at_the_second_look, progress=False)
+    kept = json.loads((out / "provenance.json").read_text())["sequential"]
+    assert [x["matches"] for x in kept["looks"]] == [20] and kept["stopped_at"] is None
+    assert kept["reason"] == "in progress: going on to 40"
+    again = run_sequential(experiment, out, _look(experiment), progress=False)
+    assert again["sequential"] == result["sequential"]
+
+
 def test_max_matches_ends_a_sweep_whose_target_is_out_of_reach(tmp_path):
     path = sequential_experiment(tmp_path, "precision = 0.001\nmax_matches = 30\nblock = 10\n",
                                  name="cap")

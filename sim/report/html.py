@@ -562,7 +562,10 @@ def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
              f"({seq.get('rule', '')}); looks every {seq.get('block')} matches from "
              f"{seq.get('first')}, at most {seq.get('max_matches')}"),
             ("stopped", f"at {seq.get('stopped_at')} matches per variant after "
-             f"{len(seq.get('looks', []))} looks: {seq.get('reason')}")]
+             f"{len(seq.get('looks', []))} looks: {seq.get('reason')}"
+             if seq.get("stopped_at") is not None else
+             f"not yet: the sequence was interrupted after {len(seq.get('looks', []))} "
+             f"looks ({seq.get('reason')}); the same sweep command resumes it")]
 
 
 def _provenance(prov: dict[str, Any]) -> str:

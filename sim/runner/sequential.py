@@ -116,6 +116,9 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
             if met or last:
                 reason = "target met" if met else "max_matches reached before the target"
                 break
+            # kept at once: a sweep stopped during the next look resumes with these
+            _record(out, {**target, "looks": history, "stopped_at": None,
+                          "reason": f"in progress: going on to {looks[i + 1]}", "met": False})
     entry = {**target, "looks": history, "stopped_at": history[-1]["matches"],
              "reason": reason, "met": bool(history[-1]["met"])}
     _record(out, entry)
