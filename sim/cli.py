@@ -845,17 +845,21 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
     if against is not None:
         table, notes = _gate(run_dir, against, margin)
     if history is not None:
-        from sim.analysis.history import append_history, history_rows
+        from sim.analysis.history import history_rows, read_history, with_run
         from sim.analysis.load import read_table
         from sim.outputs.store import read_provenance
 
-        trend = append_history(history, history_rows(read_table(run_dir, "matches"),
-                                                     read_provenance(run_dir)))
-        typer.echo(f"history: {trend.get_column('run_id').n_unique()} runs in {history}")
+        trend = with_run(read_history(history), history_rows(read_table(run_dir, "matches"),
+                                                             read_provenance(run_dir)))
     try:
         path = write_report(run_dir, out, baseline, table, against, trend, notes)
     except ValueError as exc:
         _fail(str(exc))
+    if history is not None:  # after the report: a report that failed adds no night
+        from sim.analysis.history import write_history
+
+        write_history(history, trend)
+        typer.echo(f"history: {trend.get_column('run_id').n_unique()} runs in {history}")
     typer.echo(f"report written to {Path(path).absolute()}")
     if table is not None:
         from sim.analysis.gate import passed

@@ -150,3 +150,6 @@ def test_history_index_counts_each_run_once_and_the_report_charts_it(tmp_path):
 
     spec = charts.history_trend(whole, "baseline").to_dict()
     assert spec["title"] == "baseline: victory mix night by night"
+    # nights on a time axis, so that their labels thin out as the index grows
+    x = spec["layer"][0]["encoding"]["x"]
+    assert x["type"] == "temporal" and x["axis"]["labelOverlap"] is True

@@ -413,6 +413,37 @@ def test_every_chart_of_a_report_is_valid_vega_lite(run_dir, monkeypatch):
         validate(None, broken, "broken")
 
 
+def test_the_history_index_gains_a_night_only_when_the_report_is_written(run_dir, tmp_path):
+    """A report that fails (here: a baseline the run does not have) adds nothing to the
+    index; a good one adds the run once, and the page charts this experiment's nights
+    and says how many runs of other experiments it left out."""
+    import polars as pl
+
+    from sim.analysis.history import read_history, write_history
+
+    index = tmp_path / "history.parquet"
+
+    def report(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sim.cli", "report", str(run_dir),
+                               "--out", str(tmp_path / "r.html"), "--history", str(index),
+                               *args], capture_output=True, text=True, cwd=REPO_ROOT)
+
+    failed = report("--baseline", "nosuch")
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert not index.exists()
+    other = read_history(index).vstack(pl.DataFrame(
+        {"run_id": "elsewhere", "finished": "2026-01-01T00:00:00+00:00", "commit": "",
+         "experiment": "another", "variant": "baseline", "tables_hash": "",
+         "victory": "science", "wins": 1, "matches": 2, "share": 0.5, "lo": 0.1, "hi": 0.9},
+        schema=read_history(index).schema))
+    write_history(index, other)
+    done = report()
+    assert done.returncode == 0, done.stderr
+    assert read_history(index).get_column("run_id").n_unique() == 2
+    page = (tmp_path / "r.html").read_text()
+    assert "1 runs of other experiments in the index are left out" in page
+
+
 def test_interval_whiskers_are_black_over_bars_coloured_by_variant():
     """A whisker that took its bar's colour was invisible inside the bar: only the
     part above the bar showed, as if every interval were one-sided (issue 14)."""

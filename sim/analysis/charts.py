@@ -279,8 +279,13 @@ def dose_response(points: pl.DataFrame, key: str) -> alt.Chart:
 def history_trend(history: pl.DataFrame, variant: str) -> alt.Chart:
     """Victory shares of one variant over the nights of the history index, with their
     Wilson intervals. `history`: sim.analysis.history.read_history."""
+    # a time axis: labels thin out as nights accumulate (a label per night overlapped
+    # into a band by 30 nights), and nights sit at their dates
     return _share_lines(history.filter(pl.col("variant") == variant).sort("finished"),
-                        alt.X("finished:N", sort=None, title="run finished (UTC)"),
+                        alt.X("finished:T", title="run finished (UTC)",
+                              scale=alt.Scale(type="utc"),
+                              axis=alt.Axis(format="%b %d %H:%M", labelAngle=-30,
+                                            labelOverlap=True)),
                         f"{variant}: victory mix night by night", 220)
 
 

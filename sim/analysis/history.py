@@ -42,15 +42,27 @@ def read_history(path: Path | str) -> pl.DataFrame:
     return pl.read_parquet(path).cast(SCHEMA) if path.is_file() else pl.DataFrame(schema=SCHEMA)
 
 
+def with_run(history: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """The index `history` with a run's rows added, replacing any rows of the same
+    run_id, sorted by finish time (nothing written: `sim report` writes the index only
+    once its report is written, so a report that fails adds no night)."""
+    runs = rows.get_column("run_id").unique().to_list()
+    old = history.filter(~pl.col("run_id").is_in(runs))
+    return pl.concat([old, rows.cast(SCHEMA)]).sort("finished", "variant", "victory")
+
+
+def write_history(path: Path | str, history: pl.DataFrame) -> None:
+    """Write the index to `path` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    history.write_parquet(tmp)
+    tmp.replace(path)
+
+
 def append_history(path: Path | str, rows: pl.DataFrame) -> pl.DataFrame:
     """Add a run's rows to the index at `path` (written atomically), replacing any rows
     of the same run_id; returns the whole index sorted by finish time."""
-    path = Path(path)
-    runs = rows.get_column("run_id").unique().to_list()
-    old = read_history(path).filter(~pl.col("run_id").is_in(runs))
-    out = pl.concat([old, rows.cast(SCHEMA)]).sort("finished", "variant", "victory")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    out.write_parquet(tmp)
-    tmp.replace(path)
+    out = with_run(read_history(path), rows)
+    write_history(path, out)
     return out

@@ -287,11 +287,19 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
                                      .alias("failed")),
                        {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
                         "hi": "pct", "margin": "pct"}, highlight="failed"))
-    if history is not None and history.filter(pl.col("variant") == baseline).height:
-        nights = history.filter(pl.col("variant") == baseline).get_column("run_id").n_unique()
-        section("History", figure(later.history_trend(history, baseline),
-                                  f"The baseline ({baseline}) over the {nights} runs of the "
-                                  "history index, 95% Wilson intervals."))
+    if history is not None:
+        # the runs of this experiment only: another experiment's mix is another game
+        name = str(prov.get("experiment", {}).get("name", ""))
+        ours = history.filter((pl.col("experiment") == name) & (pl.col("variant") == baseline))
+        others = history.filter(pl.col("experiment") != name).get_column("run_id").n_unique()
+        left_out = f" {others} runs of other experiments in the index are left out." \
+            if others else ""
+        if ours.height:
+            nights = ours.get_column("run_id").n_unique()
+            section("History", figure(later.history_trend(ours, baseline),
+                                      f"The baseline ({baseline}) over the {nights} runs of "
+                                      f"experiment {name!r} in the history index, 95% Wilson "
+                                      f"intervals.{left_out}"))
     if len(variants) > 1:
         section("Headline: what each variant changed", _headline(
             headline(tests, mix, prov, baseline), baseline))
