@@ -131,6 +131,13 @@ def test_every_flag_carries_its_replay_and_the_counts_cover_every_flag():
     counts = anomaly_counts(flags, matches, errors)
     assert counts.height == 6 and counts.get_column("played").to_list() == [3] * 6
     assert dict(counts.select("flag", "matches").rows())["blowout"] == 1
+    # the page lists the run-folder replay (frozen tables, checked against the row),
+    # and, for a match that raised, the command that raises again
+    from sim.report.html import _anomalies
+
+    page = _anomalies(flags, counts, AnomalySettings(), "runs/my night")
+    assert "sim replay &#x27;runs/my night&#x27; v:0" in page
+    assert "sim match --seed 1 --match 2" in page and "--match 0" not in page
 
 
 def test_the_headline_says_what_changed_in_words_and_units():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import shlex
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -421,7 +422,7 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings,
                       run.quiet)
     section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
-                                    settings))
+                                    settings, run_dir))
     section("Provenance", _provenance(prov))
     del events, flags, usage  # every table is written: hand their memory back
     body = "".join(sections)
@@ -524,13 +525,21 @@ def _skill_robustness(effects: pl.DataFrame, figure) -> str:
             "not the game's balance.</p>")
 
 
-def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
+def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings,
+               run_dir: str | Path) -> str:
     """Counts per variant × flag, then the flagged matches (the first 40) with their
-    replay commands."""
+    replay commands: `sim replay RUN MATCH_ID`, which plays the match from the run
+    folder's frozen tables and checks it ends as its row says (the `sim match` command
+    a row stores reads the tables file as it is now); for a match that raised, that
+    command, which raises again."""
     wide = counts.with_columns(pl.format("{} ({}%)", "matches", (pl.col("share") * 100)
                                          .round(1)).alias("cell")) \
         .pivot(on="flag", index="variant", values="cell")
-    shown = flags.head(40).select("variant", "match_id", "flag", "turn", "detail", "replay")
+    run = shlex.quote(str(run_dir))
+    shown = flags.head(40).with_columns(
+        pl.when(pl.col("flag") == "error").then(pl.col("replay"))
+        .otherwise(pl.format(f"sim replay {run} {{}}", "match_id")).alias("replay")) \
+        .select("variant", "match_id", "flag", "turn", "detail", "replay")
     more = f" (the first 40 of {flags.height})" if flags.height > 40 else ""
     rule = (f"stall: {settings.stall_turns} turns with no capture and no score change; "
             f"truce cycling: {settings.truce_cycles}+ truces between the same two seats; "
@@ -544,10 +553,13 @@ def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings) -> str:
     listing = _table(shown) if shown.height else "<p>No match was flagged.</p>"
     return (_table(wide) + f"<p class='muted'>{html.escape(rule)}</p>"
             f"<h3>Flagged matches{more}</h3>" + listing +
-            "<p class='muted'>Each row's replay command plays that match again, exactly "
-            "(<code>sim replay-command RUN MATCH_ID</code> prints it too); "
-            "<code>sim replay RUN MATCH_ID</code> writes a page that shows it turn by "
-            "turn on its map.</p>")
+            "<p class='muted'>Each row's command plays that match again from the run "
+            "folder, with the tables as the run froze them, checks that it ends as its "
+            "row says, and writes a page that shows it turn by turn on its map (a match "
+            "that raised: the <code>sim match</code> command that raises again). "
+            "<code>sim replay-command RUN MATCH_ID</code> prints the one-match "
+            "<code>sim match</code> command, which reads the tables file as it is now "
+            "and warns when that changed since the run.</p>")
 
 
 def _glossary(rules: list[str]) -> str:
