@@ -812,7 +812,7 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                = None,
                margin: Annotated[float | None, typer.Option(
                    help="The gate's margin on each victory share (default: the "
-                        "experiment file's [gate], else 0.02).")] = None,
+                        "experiment file's \\[gate], else 0.02).")] = None,
                history: Annotated[Path | None, typer.Option(
                    help="A Parquet history index: add this run's victory mix to it and "
                         "chart the baseline's mix run by run.")] = None,

@@ -117,6 +117,7 @@ def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
     assert "FAIL" in proc.stdout and (tmp_path / "b.html").is_file()
     assert "note:" not in proc.stderr  # the same game, another balance
     # a margin with no gate to apply it to is refused, not ignored
+    assert "file's [gate]" in _sim("report", "--help").stdout  # not eaten as markup
     alone = _sim("report", first, "--margin", "0.05", "--out", str(tmp_path / "c.html"))
     assert alone.returncode == 2 and "--margin" in alone.stderr and "--against" in alone.stderr
     # the shares of another game (3 seats against 4) are compared, and said to be
