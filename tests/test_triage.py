@@ -149,6 +149,9 @@ def test_the_headline_says_what_changed_in_words_and_units():
         "science −17.5 points [−21.2, −13.8]: changed"
     assert effect_text("end_turn", 1.04, 0.5, 1.6, False) == \
         "mean end turn +1.0 turns [+0.5, +1.6]: not shown to change"
+    # the corrected p that decided it, since this interval excludes 0 on its own
+    assert effect_text("victory=turn_limit", -0.025, -0.05, -0.001, False, 0.25) == \
+        "turn_limit −2.5 points [−5.0, −0.1]: not shown to change (adjusted p 0.25)"
     tests = pl.DataFrame({"variant": ["p600"], "metric": ["victory=science"],
                           "difference": [-0.1], "lo": [-0.2], "hi": [-0.05],
                           "changed": [True]})

@@ -10,6 +10,7 @@ recomputed here.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import polars as pl
@@ -44,8 +45,11 @@ def _signed(x: float, digits: int = 1) -> str:
 
 
 def effect_text(metric: str, difference: float | None, lo: float | None, hi: float | None,
-                changed: bool | None) -> str:
-    """One effect in words, e.g. "science −8.3 points [−12.3, −4.4]: changed"."""
+                changed: bool | None, p_adjusted: float | None = None) -> str:
+    """One effect in words, e.g. "science −8.3 points [−12.3, −4.4]: changed"; with
+    `p_adjusted` (the corrected p that decided the verdict) after it, "(adjusted p
+    0.0002)", since the interval is the effect's own and may exclude 0 where the
+    correction over every effect does not call it changed."""
     if metric.startswith("victory="):
         label, unit, scale = metric.removeprefix("victory="), "points", 100.0
     else:
@@ -56,6 +60,8 @@ def effect_text(metric: str, difference: float | None, lo: float | None, hi: flo
     interval = f" [{_signed(lo * scale, digits)}, {_signed(hi * scale, digits)}]" \
         if lo is not None and hi is not None else ""
     verdict = "changed" if changed else "not shown to change"
+    if p_adjusted is not None and math.isfinite(p_adjusted):
+        verdict += f" (adjusted p {p_adjusted:.2g})"
     return f"{label} {_signed(difference * scale, digits)} {unit}{interval}: {verdict}"
 
 
@@ -76,7 +82,8 @@ def headline(tests: pl.DataFrame | None, mix: pl.DataFrame | None,
         flips = mix.filter(pl.col("variant") == variant).to_dicts() \
             if mix is not None and mix.height else []
         effects = [(effect_text(r["metric"], r["difference"], r.get("lo"), r.get("hi"),
-                                r.get("changed")), bool(r.get("changed"))) for r in rows]
+                                r.get("changed"), r.get("p_adjusted")),
+                    bool(r.get("changed"))) for r in rows]
         first = flips[0] if flips else {}
         out.append({"variant": variant,
                     "overrides": override_words(provenance, variant, baseline),

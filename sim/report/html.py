@@ -471,7 +471,9 @@ def _headline(entries: list[dict[str, Any]], baseline: str) -> str:
             f"<code>{html.escape(baseline)}</code> on the same matches (common random "
             "numbers), with its 95% paired interval; victory shares and gold shares in "
             "percentage points. \"Changed\": significant after one Holm correction over "
-            "every effect of every variant (the tables below).</p>")
+            "every effect of every variant (the tables below), whose adjusted p follows "
+            "each verdict. The interval is the effect's own, uncorrected: one that "
+            "excludes 0 may still not survive the correction.</p>")
 
 
 def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figure) -> str:
