@@ -342,7 +342,8 @@ def _sweep(file: Path, jobs: int, backend: str, scheduler: str | None, out: Path
                                         pool=pool)
                 seq = result["sequential"]
                 typer.echo(f"stopped at {seq['stopped_at']} matches per variant: "
-                           f"{seq['reason']} ({len(seq['looks'])} looks)")
+                           f"{seq['reason']} ({len(seq['looks'])} look"
+                           f"{'' if len(seq['looks']) == 1 else 's'})")
             else:
                 result = run_sweep(experiment, out, jobs, backend, scheduler, chunk_size,
                                    progress=not quiet, replace_stale=replace_stale,

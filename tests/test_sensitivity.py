@@ -48,6 +48,8 @@ def test_select_globs_all_and_exclude_keep_table_order():
         ["score.w_region", "units.archer.attack"]
     with pytest.raises(SensitivityError, match="matches no numeric table value"):
         select(values, ["units.*.atack"], [])
+    with pytest.raises(SensitivityError, match=r"exclude: '\*\.cots' matches no numeric"):
+        select(values, ["all"], ["*.cots"])
 
 
 @pytest.mark.parametrize(("base", "up", "want"), [(10, True, 12), (10, False, 8), (3, True, 4),

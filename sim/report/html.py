@@ -573,6 +573,10 @@ def _glossary(rules: list[str]) -> str:
             "pages, D fairness readings); only those this page names.</p>")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
     """A precision-targeted sweep's target and where it stopped (issue 13)."""
     seq = prov.get("sequential")
@@ -584,10 +588,11 @@ def _sequential_rows(prov: dict) -> list[tuple[str, str]]:
              f"({seq.get('rule', '')}); looks every {seq.get('block')} matches from "
              f"{seq.get('first')}, at most {seq.get('max_matches')}"),
             ("stopped", f"at {seq.get('stopped_at')} matches per variant after "
-             f"{len(seq.get('looks', []))} looks: {seq.get('reason')}"
+             f"{_count(len(seq.get('looks', [])), 'look')}: {seq.get('reason')}"
              if seq.get("stopped_at") is not None else
-             f"not yet: the sequence was interrupted after {len(seq.get('looks', []))} "
-             f"looks ({seq.get('reason')}); the same sweep command resumes it")]
+             f"not yet: the sequence was interrupted after "
+             f"{_count(len(seq.get('looks', [])), 'look')} ({seq.get('reason')}); the "
+             "same sweep command resumes it")]
 
 
 def _provenance(prov: dict[str, Any]) -> str:

@@ -168,8 +168,9 @@ def numeric_values(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
 
 def select(values: dict[str, float], patterns: list[str], exclude: list[str]) -> list[str]:
     """Keys matching any pattern (`all`, an exact key or an fnmatch glob), in table
-    order, minus those matching an `exclude` pattern. A pattern that matches
-    nothing is an error: a typo must not silently shrink the design."""
+    order, minus those matching an `exclude` pattern. A pattern (of either list) that
+    matches no table value is an error: a typo must not silently shrink the design,
+    nor silently leave in what it meant to leave out."""
     chosen: list[str] = []
     for pattern in patterns:
         hits = list(values) if pattern == "all" else \
@@ -177,6 +178,9 @@ def select(values: dict[str, float], patterns: list[str], exclude: list[str]) ->
         if not hits:
             raise SensitivityError(f"parameters: {pattern!r} matches no numeric table value")
         chosen += [k for k in hits if k not in chosen]
+    for pattern in exclude:
+        if not any(fnmatch.fnmatchcase(k, pattern) for k in values):
+            raise SensitivityError(f"exclude: {pattern!r} matches no numeric table value")
     return [k for k in chosen if not any(fnmatch.fnmatchcase(k, x) for x in exclude)]
 
 
