@@ -270,10 +270,16 @@ def render_png(state: State, tables: Tables, board: Board, path: Path, size: flo
     def font(px: float):
         key = max(int(px), 6)
         if key not in font_cache:
+            # DejaVu Sans where the system has it (the SVG's sans-serif on most Linux
+            # desktops): Pillow's own default face has a 2-px space at legend sizes, so
+            # "bandit camp" read as one word
             try:
-                font_cache[key] = ImageFont.load_default(size=key)
-            except TypeError:  # Pillow < 10.1
-                font_cache[key] = ImageFont.load_default()
+                font_cache[key] = ImageFont.truetype("DejaVuSans.ttf", key)
+            except OSError:
+                try:
+                    font_cache[key] = ImageFont.load_default(size=key)
+                except TypeError:  # Pillow < 10.1
+                    font_cache[key] = ImageFont.load_default()
         return font_cache[key]
 
     def rgba(colour: str, opacity: float = 1.0) -> tuple[int, int, int, int]:
