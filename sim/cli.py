@@ -77,16 +77,17 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.", mi
             match: Annotated[int, typer.Option(help="Match index under the seed.", min=0)]
             = 0,
             seats: Annotated[int | None, typer.Option(help="Seats (default: tables).")] = None,
+            length: Annotated[str | None, typer.Option(
+                help="short | standard | long: the board of that length (D6; default: "
+                     "the tables').")] = None,
             out: Annotated[Path | None, typer.Option(help="Write the map as .svg or .png.")] = None,
             tables: TablesOpt = None, set_: SetOpt = None) -> None:
     """Draw a seeded map and print its opening territory and score."""
     from sim.engine.match import new_match
 
     t = _load_tables(tables, set_)
-    if seats is not None and not 2 <= seats <= 6:
-        _fail(f"--seats {seats}: a match has 2 to 6 seats")
-    _check_board(t, seats)
-    state, board = new_match(t, seed, match, seats)
+    _match_options(t, seed, match, seats, length, None)
+    state, board = new_match(t, seed, match, seats, length)
     if out is not None:
         from sim.report.map import write_map
 
@@ -94,8 +95,9 @@ def map_cmd(seed: Annotated[int, typer.Option(help="Root seed of the match.", mi
             _fail(f"{out}: the map is written as .svg or .png")
         out.parent.mkdir(parents=True, exist_ok=True)
         n_seats = int(state.n_seats[0])
+        preset = length or t.model.match.length
         write_map(state, t, board, out, title=f"seed {seed}, match {match}: {n_seats} seats, "
-                  f"opening position (tables {t.hash})")
+                  f"{preset}, opening position (tables {t.hash})")
         typer.echo(f"map written to {out}")
     _print_position(state, t, board, title=f"seed {seed}, match {match}")
     _print_starts(state, t, board)

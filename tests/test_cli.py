@@ -25,7 +25,7 @@ def test_map_draws_svg_and_png(tmp_path):
     text = svg.read_text()
     assert text.startswith("<svg") and text.count("<polygon") > 271
     # a title, each seat's label at its capital, and the legend (seats, unit glyphs)
-    assert ">seed 3, match 0: 4 seats, opening position (tables " in text
+    assert ">seed 3, match 0: 4 seats, standard, opening position (tables " in text
     for s in range(4):
         assert re.search(rf'font-weight="bold"[^>]*>seat {s}</text>', text), s
         assert re.search(rf">seat {s} \(\w+\)</text>", text), s
@@ -36,6 +36,11 @@ def test_map_draws_svg_and_png(tmp_path):
     png = tmp_path / "m.png"
     assert sim("map", "--seed", "3", "--out", str(png)).returncode == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a short match's board (D6: radius 7, 169 tiles against 271)
+    short = tmp_path / "short.svg"
+    assert sim("map", "--seed", "3", "--length", "short", "--out", str(short)).returncode == 0
+    hexes = short.read_text().count('stroke="#ffffff" stroke-width="1.0"')
+    assert hexes == text.count('stroke="#ffffff" stroke-width="1.0"') - 271 + 169
 
 
 def test_map_rejects_bad_arguments(tmp_path):
@@ -45,6 +50,8 @@ def test_map_rejects_bad_arguments(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     proc = sim("map", "--set", "score.nope=1")
     assert proc.returncode == 2 and "score.nope" in proc.stderr
+    proc = sim("map", "--length", "medium")
+    assert proc.returncode == 2 and "--length medium" in proc.stderr
 
 
 def test_scenario_json_report_has_the_contract_keys():
