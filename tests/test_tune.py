@@ -124,6 +124,15 @@ def test_confirm_table_pairs_before_and_after_on_the_same_matches():
     assert m["before_lo"] <= 64.5 <= m["before_hi"] and m["difference_lo"] is None
 
 
+def test_the_eta_leaves_out_the_first_trial_once_another_is_timed():
+    from sim.runner.tune import _eta
+
+    assert _eta([], 100) == "–"
+    # the first trial waited for the workers' start: an upper bound until a second
+    assert _eta([(3.0, 100)], 1000) == "at most 0:00:30"
+    assert _eta([(3.0, 100), (1.0, 100), (1.2, 100)], 1000) == "0:00:11"
+
+
 def test_best_so_far_is_the_running_minimum_over_scored_trials():
     history = pl.DataFrame({"trial": [3, 1, 2, 4], "distance": [0.1, None, 0.3, 0.2]})
     assert with_best_so_far(history).get_column("best_so_far").to_list() == \

@@ -457,6 +457,18 @@ def history_rows(tune: Tune, study, budget: int | None = None) -> list[dict[str,
 # ----------------------------------------------------------------------- the run
 
 
+def _eta(timed: list[tuple[float, int]], matches_left: int) -> str:
+    """The time `matches_left` more matches take at the rate of the trials played so
+    far, `timed` ((seconds, matches) per trial). The first trial also waits for the
+    workers to load the engine (as long as the trial itself, at a few hundred matches),
+    so it counts only until a second one is timed; alone, it gives an upper bound."""
+    if not timed:
+        return "–"
+    rate = timed[1:] or timed
+    seconds = matches_left * sum(s for s, _ in rate) / sum(n for _, n in rate)
+    return _clock(seconds) if len(timed) > 1 else f"at most {_clock(seconds)}"
+
+
 def _clock(seconds: float) -> str:
     seconds = max(0, round(seconds))
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -541,7 +553,9 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
     if done_before:
         say(f"{out}: resuming: {done_before} of {budget} trials told before")
     distributions = _distributions(tune)
-    match_seconds, played_matches, played = 0.0, 0, 0
+    # (seconds, matches) of each trial played now: the ETA's rate
+    timed: list[tuple[float, int]] = []
+    played = 0
     for k in range(1, budget + 1):
         frozen = told.get(k)
         if frozen is not None and frozen.state != TrialState.RUNNING:
@@ -574,8 +588,7 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
         outcomes, dist = score(folder / SWEEP_DIR)
         seconds = result["seconds"] - (result["compile_s"] or 0.0)
         if result["played_now"]:
-            match_seconds += seconds
-            played_matches += result["played_now"]
+            timed.append((seconds, result["played_now"]))
             played += 1
         trial.set_user_attr("outcomes", outcomes)
         trial.set_user_attr("errors", result["errors"])
@@ -592,7 +605,7 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
         rows = [r for r in history_rows(tune, study, budget) if r["distance"] is not None]
         best = min(rows, key=lambda r: (r["distance"], r["trial"]))
         left = (budget - k) * tune.spec.matches + 2 * tune.spec.confirm_matches
-        eta = _clock(left * match_seconds / played_matches) if played_matches else "–"
+        eta = _eta(timed, left)
         say(f"trial {k} of {budget}: distance {dist:.4f} (best {best['distance']:.4f}, "
             f"trial {best['trial']}), {result['seconds']:.1f} s; ETA {eta} "
             "(with the confirmation)")
