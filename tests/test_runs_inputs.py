@@ -61,6 +61,11 @@ def test_tables_check_and_match_name_invalid_utf8(tmp_path):
 def test_replay_command_refuses_a_folder_that_is_not_a_run_and_notes_changed_tables(
         tmp_path):
     one_line_error(sim("replay-command", tmp_path, "baseline:0"), "not a sweep run folder")
+    # a sensitivity's or tune's folder: the line points at the sweep inside it
+    outer = tmp_path / "sens"
+    (outer / "sweep").mkdir(parents=True)
+    (outer / "sweep" / "provenance.json").write_text("{}")
+    one_line_error(sim("report", outer), f"its sweeps: {outer / 'sweep'}")
     tables = tmp_path / "tables.toml"
     shutil.copy(FIXTURE_TABLES, tables)
     path = write(tmp_path / "exp.toml", experiment_text(matches=2, tables="tables.toml"))

@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
 from sim.outputs.schemas import SUMMARIES, TABLES, WRITTEN
 from sim.outputs.summaries import summaries
 
@@ -254,7 +255,10 @@ def read_provenance(root: Path) -> dict[str, Any]:
     if not root.is_dir():
         raise RunError(f"{root}: no such run folder")
     if not path.is_file():
-        raise RunError(f"{root}: not a sweep run folder (no provenance.json)")
+        inner = [root / d for d in (SWEEP_DIR, MORRIS_DIR) if (root / d / "provenance.json")
+                 .is_file()]
+        hint = f"; its sweeps: {', '.join(map(str, inner))}" if inner else ""
+        raise RunError(f"{root}: not a sweep run folder (no provenance.json){hint}")
     try:
         prov = json.loads(path.read_text(encoding="utf-8"))
         plan_of(prov)
