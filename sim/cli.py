@@ -630,8 +630,12 @@ def _print_sensitivity(table) -> None:
         return ", ".join(text + (f" (= {', '.join(others[k])})" if others[k] else "")
                          for k, text in entries.items())
 
-    for metric in table.get_column("metric").unique(maintain_order=True).to_list():
-        if not metric.startswith("victory="):
+    from sim.rules.codes import VICTORY_NAMES
+
+    metrics = set(table.get_column("metric").to_list())
+    # in V01's order, as the Morris lines and the report list them
+    for metric in (f"victory={name}" for name in VICTORY_NAMES):
+        if metric not in metrics:
             continue
         balance = strongest(table, metric, "balance")
         setup = strongest(table, metric, "setup")
