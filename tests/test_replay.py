@@ -177,6 +177,10 @@ def test_browser_plays_the_replay_offline(recording, tmp_path):
         board = page.locator("#board")
         assert slider.get_attribute("max") == str(last)
         assert slider.input_value() == "0"
+        # the score chart says what its axes are (text in the stretched SVG would stretch)
+        axes = page.locator("#chart-axes").inner_text()
+        assert axes.startswith("Up: score, 0 to ") and f"to turn {last}." in axes
+        assert page.locator("#chart line[stroke='#ddd']").count() == 3
         page.keyboard.press("ArrowRight")
         assert slider.input_value() == "1"
         turn1 = board.inner_html()

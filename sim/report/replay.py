@@ -152,7 +152,8 @@ _PAGE = """<!doctype html>
 </section>
 <aside id="right">
 <h2>Seats</h2><div id="seats"></div>
-<h2>Score by turn</h2><svg id="chart" viewBox="0 0 400 140" preserveAspectRatio="none"></svg>
+<h2>Score by turn</h2><svg id="chart" viewBox="0 0 400 140" preserveAspectRatio="none"
+ aria-label="score by turn"></svg><p class="sub" id="chart-axes"></p>
 <h2>Events</h2><div id="kinds"></div><ol id="events"></ol>
 </aside>
 </main>
@@ -351,8 +352,18 @@ for (let s = 0; s < NS; s++) {
   lines += '<polyline points="' + pts + '" fill="none" stroke="' + colour(s) +
     '" stroke-width="1.5" vector-effect="non-scaling-stroke"/>';
 }
-chart.innerHTML = lines + '<line id="cursor" y1="0" y2="' + CH +
+// gridlines at a quarter, half and three quarters of the top score, named below the
+// chart (text inside this stretched SVG would stretch with it)
+let grid = "";
+for (const q of [0.25, 0.5, 0.75]) {
+  grid += '<line x1="0" x2="' + CW + '" y1="' + f1(cyOf(q * maxScore)) + '" y2="' +
+    f1(cyOf(q * maxScore)) + '" stroke="#ddd" vector-effect="non-scaling-stroke"/>';
+}
+chart.innerHTML = grid + lines + '<line id="cursor" y1="0" y2="' + CH +
   '" stroke="#000" stroke-dasharray="2 2" vector-effect="non-scaling-stroke"/>';
+document.getElementById("chart-axes").textContent = "Up: score, 0 to " + maxScore +
+  " (grey lines at " + [0.25, 0.5, 0.75].map((q) => Math.round(q * maxScore)).join(", ") +
+  "); across: from the opening to turn " + F.turn[NF - 1] + ". Click to go to a turn.";
 const cursor = chart.querySelector("#cursor");
 chart.addEventListener("click", (e) => {
   const r = chart.getBoundingClientRect();
