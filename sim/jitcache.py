@@ -18,11 +18,12 @@ _PACKAGE = Path(__file__).resolve().parent
 _COMPILED_LAYERS = ("jit.py", "rules", "world", "kernels")
 
 
-def source_hash() -> str:
-    """sha256 (first 16 hex) over the path and bytes of every .py file of the layers
-    compiled code is built from."""
+def source_hash(layers: tuple[str, ...] = _COMPILED_LAYERS) -> str:
+    """sha256 (first 16 hex) over the path and bytes of every .py file of `layers`
+    (files and folders of the package; default: the layers compiled code is built
+    from; ("",) the whole package)."""
     digest = hashlib.sha256()
-    paths = [p for name in _COMPILED_LAYERS
+    paths = [p for name in layers
              for p in ([_PACKAGE / name] if name.endswith(".py")
                        else (_PACKAGE / name).rglob("*.py"))]
     for path in sorted(paths):

@@ -15,7 +15,7 @@ import pytest
 from sim.outputs.schemas import WRITTEN
 from sim.outputs.store import RunError, marker_path, part_path, require_complete, verify_run
 from sim.runner.experiments import load_experiment
-from sim.runner.sweep import run_sweep
+from sim.runner.sweep import RunFolderMismatch, run_sweep
 from tests.conftest import FIXTURE_TABLES
 from tests.test_runs_support import (
     assert_same_tables,
@@ -246,3 +246,53 @@ def test_a_sweeps_end_check_reads_back_only_what_its_workers_did_not_write(tmp_p
     part.write_bytes(bytes(raw[:-10]))
     assert [why for _, why in verify_run(out, written=written).damaged] == [
         f"its turns part is short ({len(raw) - 10} of {len(raw)} bytes)"]
+
+
+def test_chunks_whose_provenance_is_gone_are_not_resumed_as_anothers(finished, tmp_path):
+    """A folder with a run's chunks and markers but no provenance.json: nothing says
+    what wrote them, so a sweep of another experiment (here 3 seats) must not count
+    them as its own; --replace-stale starts afresh."""
+    _exp, ref_out, _reference = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref_out, out)
+    (out / "provenance.json").unlink()
+    other = write(tmp_path / "three.toml",
+                  experiment_text().replace("seats = 4", "seats = 3"))
+    with pytest.raises(RunFolderMismatch, match=r"but no provenance\.json"):
+        run_sweep(load_experiment(other), out, jobs=1, progress=False)
+    redone = run_sweep(load_experiment(other), out, jobs=1, progress=False,
+                       replace_stale=True)
+    assert redone["chunks_resumed"] == 0
+    assert set(read_all(out)["seats"].get_column("seat")) == {0, 1, 2}
+
+
+def test_a_resume_needs_the_same_code_on_disk_not_only_the_same_commit(finished, tmp_path):
+    """The fingerprint carries a hash of the package's modules: an uncommitted edit of
+    the engine or the chunk writer would otherwise resume a run and mix its matches
+    with the old code's. An unreadable provenance is said to be unreadable."""
+    exp, ref_out, _reference = finished
+    out = tmp_path / "run"
+    shutil.copytree(ref_out, out)
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["fingerprint"]["code"]["source"] == prov["code_version"]["source"]
+    prov["fingerprint"]["code"]["source"] = "0" * 16   # as if sim/ had been edited since
+    (out / "provenance.json").write_text(json.dumps(prov))
+    with pytest.raises(RunFolderMismatch, match="different code version"):
+        run_sweep(load_experiment(exp), out, jobs=1, progress=False)
+    (out / "provenance.json").write_text("{")
+    with pytest.raises(RunFolderMismatch, match=r"provenance\.json is unreadable"):
+        run_sweep(load_experiment(exp), out, jobs=1, progress=False)
+
+
+def test_the_source_hash_follows_every_module_of_the_package(tmp_path, monkeypatch):
+    import sim.jitcache as jitcache
+
+    (tmp_path / "runner").mkdir()
+    (tmp_path / "runner" / "chunk.py").write_text("x = 1\n")
+    (tmp_path / "jit.py").write_text("")
+    monkeypatch.setattr(jitcache, "_PACKAGE", tmp_path)
+    before = jitcache.source_hash(("",))
+    compiled = jitcache.source_hash()
+    (tmp_path / "runner" / "chunk.py").write_text("x = 2\n")
+    assert jitcache.source_hash(("",)) != before
+    assert jitcache.source_hash() == compiled   # the runner is not compiled code

@@ -8,6 +8,7 @@ import subprocess
 from datetime import UTC, datetime
 from typing import Any
 
+from sim.jitcache import source_hash
 from sim.rules.tables import REPO_ROOT
 
 PACKAGES = ("numpy", "numba", "llvmlite", "polars", "pyarrow", "pydantic", "dask",
@@ -15,8 +16,12 @@ PACKAGES = ("numpy", "numba", "llvmlite", "polars", "pyarrow", "pydantic", "dask
 
 
 def code_version() -> dict[str, Any]:
-    """The git commit (and whether the tree had edits) or, outside git, the package version."""
-    out: dict[str, Any] = {"package": importlib.metadata.version("hexsim")}
+    """The git commit (and whether the tree had edits) or, outside git, the package
+    version; and `source`, a hash of every module of the package as it is on disk. A
+    resumed sweep must match all but `dirty`: the commit alone let an uncommitted edit
+    of the engine or the chunk writer resume a run, mixing its matches with the old."""
+    out: dict[str, Any] = {"package": importlib.metadata.version("hexsim"),
+                           "source": source_hash(("",))}
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                                 text=True, timeout=10)

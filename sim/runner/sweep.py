@@ -164,10 +164,11 @@ def _mismatch(experiment: Experiment, out: Path, old: dict[str, Any],
         return (f"{out}: the tables changed since this run started ({experiment.tables_path}: "
                 f"variant {variant} had tables hash {was.get(variant, '?')}, now "
                 f"{now_[variant]}); restore them to resume, or {fix}")
+    if not old:
+        return f"{out}: its provenance.json is unreadable or has no fingerprint; {fix}"
     names = {"experiment_hash": "experiment file", "chunk_size": "chunk size",
              "code": "code version", "tables_hashes": "tables"}
-    return (f"{out}: holds a run with a different {', '.join(names[k] for k in differs)}"
-            f"{'' if differs else ' (unreadable provenance)'}; {fix}")
+    return f"{out}: holds a run with a different {', '.join(names[k] for k in differs)}; {fix}"
 
 
 def prepare_folder(experiment: Experiment, out: Path, chunk_size: int, jobs: int,
@@ -490,11 +491,27 @@ def _run_locked(experiment, out, jobs, backend, client, chunk_size, progress, on
                              on_chunk, replace_stale, retry_errors, say, pool, own)
 
 
+def _orphans(out: Path) -> list[str]:
+    """What a run wrote in `out` (chunks, markers) when its provenance.json is gone:
+    nothing then says which experiment, tables and code made them."""
+    if (out / "provenance.json").exists():
+        return []
+    return sorted(p.name for p in out.iterdir()
+                  if p.name in _RUN_ENTRIES and p.name not in (LOCK_NAME, ".tmp"))
+
+
 def _run_prepared(experiment, out, jobs, backend, client, chunk_size, progress, on_chunk,
                   replace_stale, retry_errors, say, pool, own) -> dict[str, Any]:
-    if replace_stale and not fingerprint_matches(experiment, out, chunk_size):
+    if replace_stale and (_orphans(out) or
+                          not fingerprint_matches(experiment, out, chunk_size)):
         say(f"{out}: holds another run; starting afresh")
         _clear_folder(out, keep=LOCK_NAME)
+    if orphans := _orphans(out):
+        # resumed, they would count as this experiment's, whatever wrote them
+        raise RunFolderMismatch(
+            f"{out}: holds a run's {', '.join(orphans)} but no provenance.json, so nothing "
+            "says which experiment, tables and code wrote them; --replace-stale starts "
+            "afresh (or choose another --out)")
     prov = prepare_folder(experiment, out, chunk_size, jobs, backend)
     clear_tmp(out)
     check = verify_run(out, prov)
