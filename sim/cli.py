@@ -54,6 +54,10 @@ def _load_tables(path: Path | None, sets: list[str] | None):
     # (_check_board), not at the tables' default ones
     try:
         tables = load_tables(path)
+    except TablesError as exc:
+        _fail(exc.errors + (["--set: not checked until the tables themselves are valid"]
+                            if sets else []))
+    try:
         overrides = parse_overrides(sets or [])
         return tables.with_overrides(overrides, source="--set", check_board=False) \
             if overrides else tables

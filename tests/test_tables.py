@@ -143,6 +143,18 @@ def test_tables_check_command_exits_2_with_every_error(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "sim.cli", "tables", "check"],
                         capture_output=True, text=True)
     assert ok.returncode == 0 and "ok (hash" in ok.stdout
+    # --set errors all at once: an unknown key hid the others' bad values
+    sets = subprocess.run([sys.executable, "-m", "sim.cli", "tables", "check", "--set",
+                           "score.gold_per_point=abc", "--set", "score.nokey=1", "--set",
+                           "match.seats=9"], capture_output=True, text=True)
+    assert sets.returncode == 2
+    for key in ("score.gold_per_point", "score.nokey", "match.seats"):
+        assert f"--set: {key}:" in sets.stderr, (key, sets.stderr)
+    # on a broken file, the --set values are said to wait, not silently passed over
+    both = subprocess.run([sys.executable, "-m", "sim.cli", "tables", "check", str(path),
+                           "--set", "match.seats=9"], capture_output=True, text=True)
+    assert both.returncode == 2 and "score.w_city" in both.stderr
+    assert "--set: not checked until the tables themselves are valid" in both.stderr
 
 
 def test_fixture_tables_have_the_same_keys_as_the_defaults():

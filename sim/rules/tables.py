@@ -133,7 +133,20 @@ class Tables:
         board, for a caller that checks the board at the seats and length it plays
         (board_problems: an experiment's `seats = 2`, `sim match --seats 2`), where a
         board too small for the default 4 seats is no error."""
-        data = apply_overrides(self.data, overrides, source)
+        try:
+            data = apply_overrides(self.data, overrides, source)
+        except TablesError as exc:
+            # the known keys' values are checked too: every problem of the overrides
+            # at once, not the unknown keys alone
+            known = {k: v for k, v in overrides.items()
+                     if not any(e.startswith(f"{source}: {k}: ") for e in exc.errors)}
+            more: list[str] = []
+            try:
+                _validate(apply_overrides(self.data, known, source), source, {},
+                          {**self.overrides, **known}, check_board=check_board)
+            except TablesError as checked:
+                more = checked.errors
+            raise TablesError(exc.errors + more) from None
         merged = {**self.overrides, **overrides}
         return _validate(data, source, {}, merged, check_board=check_board)
 
