@@ -120,6 +120,22 @@ def test_malformed_experiments_name_file_and_key(tmp_path, mutation, needle):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_a_bad_override_is_named_at_its_own_key_and_line(tmp_path):
+    """A grid's axis value or a variant's set value the tables refuse: the error names
+    the key where it was written (grids.N.axes.KEY, variants.N.set.KEY) and that line,
+    not the grid's header."""
+    text = SMALL + '\n[[grids]]\nname = "g2"\nset = { "units.warrior.attack" = 3 }\n' \
+                   'axes = { "score.w_city" = [-2, 12] }\n'
+    path = write_experiment(tmp_path, text)
+    with pytest.raises(ExperimentError) as exc:
+        load_experiment(path)
+    line = text.splitlines().index('axes = { "score.w_city" = [-2, 12] }') + 1
+    assert f"{path}:{line}: grids.1.axes.score.w_city: variant g2.w_city--2: " in str(exc.value)
+    path.write_text(text.replace('"units.warrior.attack" = 3', '"units.warrior.atack" = 3'))
+    with pytest.raises(ExperimentError, match=r"grids\.1\.set\.units\.warrior\.atack: "):
+        load_experiment(path)
+
+
 def test_tables_match_the_documented_columns_and_types(reference_run):
     _exp, out, frames = reference_run
     doc = (REPO_ROOT / "docs" / "outcomes.md").read_text()

@@ -272,6 +272,16 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                                               for i, v in enumerate(spec.variants)]
     for g, grid in enumerate(spec.grids):
         specs += [(("grids", g), v) for v in grid_variants(grid)]
+
+    def set_loc(loc: tuple, v: VariantSpec, message: str) -> tuple:
+        """Where in the file the override `message` names was written: the variant's
+        `set`, or a grid's `axes` or `set`, at that key."""
+        key = next((k for k in v.set if f": {k}: " in f": {message}"), None)
+        if key is None:
+            return (*loc, "set")
+        if loc[0] == "grids" and key in spec.grids[loc[1]].axes:
+            return (*loc, "axes", key)
+        return (*loc, "set", key)
     if not specs:
         specs = [(("variants",), VariantSpec(name="baseline"))]
     variants: list[Variant] = []
@@ -290,7 +300,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                                          check_board=False) \
                 if v.set else base
         except TablesError as exc:
-            fail((*loc, "set"), exc.errors[0].split(": ", 1)[-1])
+            fail(set_loc(loc, v, exc.errors[0]), exc.errors[0].split(": ", 1)[-1])
         seats = spec.seats or tables.model.match.seats
         for where, reason in board_problems(tables.model, seats,
                                             spec.length or tables.model.match.length):
