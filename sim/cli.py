@@ -888,7 +888,7 @@ def _gate(run_dir: Path, against: Path, margin: float | None):
     Margins: --margin on every share when given, else the experiment's [gate]."""
     import polars as pl
 
-    from sim.analysis.gate import compared, failures, gate, passed, same_matches
+    from sim.analysis.gate import compared, failures, gate, gate_notes, passed, same_matches
     from sim.analysis.load import read_table
     from sim.outputs.settings import report_settings
     from sim.outputs.store import read_provenance
@@ -918,35 +918,6 @@ def _gate(run_dir: Path, against: Path, margin: float | None):
                 f"FAIL ({failures(table)} of {compared(table)} shares)"))
     return table, notes
 
-
-def gate_notes(run_dir: Path, prov: dict, against: Path, before: dict, table) -> list[str]:
-    """What a reader of the gate must not miss, in words: the runs played different
-    games (seats, length), paired runs of different sizes (compared on the matches
-    both finished), variants only one run holds."""
-    import polars as pl
-
-    notes = []
-    game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
-    if game[0] != game[1]:  # a designer may mean it, but should not miss it
-        notes.append(f"{run_dir} played {game[0][0]} seats, {game[0][1]}; {against} "
-                     f"{game[1][0]} seats, {game[1][1]}: the gate compares the shares of "
-                     "two different games")
-    done = table.filter(pl.col("difference").is_not_null() & pl.col("paired"))
-    sizes = [p.get("matches_per_variant") for p in (prov, before)]
-    if done.height and sizes[0] != sizes[1]:
-        notes.append(f"{run_dir} played {sizes[0]} matches a variant and {against} "
-                     f"{sizes[1]}: the gate pairs the matches both finished "
-                     f"({done.get_column('n_now').min()} or more a variant), and every share "
-                     "it prints is over those")
-    new = table.filter(pl.col("verdict").str.starts_with("not gated"))
-    if new.height:
-        names = ", ".join(new.get_column("variant").unique(maintain_order=True).to_list())
-        notes.append(f"not gated (not in {against}): {names}")
-    gone = table.filter(pl.col("verdict") == "FAIL missing")
-    if gone.height:
-        names = ", ".join(gone.get_column("variant").unique(maintain_order=True).to_list())
-        notes.append(f"in {against} but no finished match here: {names} (FAIL missing)")
-    return notes
 
 
 @app.command("replay-command")

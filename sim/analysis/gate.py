@@ -26,6 +26,7 @@ fails the gate).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -151,3 +152,32 @@ def failures(table: pl.DataFrame) -> int:
 def compared(table: pl.DataFrame) -> int:
     """The rows of the gate that count towards its verdict (all but "not gated")."""
     return table.filter(~pl.col("verdict").str.starts_with("not gated")).height
+
+
+def gate_notes(run_dir: str | Path, prov: dict[str, Any], against: str | Path,
+               before: dict[str, Any], table: pl.DataFrame) -> list[str]:
+    """What a reader of the gate must not miss, in words: the runs played different
+    games (seats, length), paired runs of different sizes (compared on the matches
+    both finished), variants only one run holds."""
+    notes = []
+    game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
+    if game[0] != game[1]:  # a designer may mean it, but should not miss it
+        notes.append(f"{run_dir} played {game[0][0]} seats, {game[0][1]}; {against} "
+                     f"{game[1][0]} seats, {game[1][1]}: the gate compares the shares of "
+                     "two different games")
+    done = table.filter(pl.col("difference").is_not_null() & pl.col("paired"))
+    sizes = [p.get("matches_per_variant") for p in (prov, before)]
+    if done.height and sizes[0] != sizes[1]:
+        notes.append(f"{run_dir} played {sizes[0]} matches a variant and {against} "
+                     f"{sizes[1]}: the gate pairs the matches both finished "
+                     f"({done.get_column('n_now').min()} or more a variant), and every share "
+                     "it prints is over those")
+    new = table.filter(pl.col("verdict").str.starts_with("not gated"))
+    if new.height:
+        names = ", ".join(new.get_column("variant").unique(maintain_order=True).to_list())
+        notes.append(f"not gated (not in {against}): {names}")
+    gone = table.filter(pl.col("verdict") == "FAIL missing")
+    if gone.height:
+        names = ", ".join(gone.get_column("variant").unique(maintain_order=True).to_list())
+        notes.append(f"in {against} but no finished match here: {names} (FAIL missing)")
+    return notes
