@@ -280,12 +280,12 @@ def history_trend(history: pl.DataFrame, variant: str) -> alt.Chart:
     """Victory shares of one variant over the nights of the history index, with their
     Wilson intervals. `history`: sim.analysis.history.read_history."""
     # a time axis: labels thin out as nights accumulate (a label per night overlapped
-    # into a band by 30 nights), and nights sit at their dates
+    # into a band by 30 nights), nights sit at their dates, and the labels' format
+    # follows the span (days for nightly runs, seconds for runs a minute apart)
     return _share_lines(history.filter(pl.col("variant") == variant).sort("finished"),
                         alt.X("finished:T", title="run finished (UTC)",
                               scale=alt.Scale(type="utc"),
-                              axis=alt.Axis(format="%b %d %H:%M", labelAngle=-30,
-                                            labelOverlap=True)),
+                              axis=alt.Axis(labelAngle=-30, labelOverlap=True)),
                         f"{variant}: victory mix night by night", 220)
 
 
