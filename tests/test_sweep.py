@@ -120,6 +120,16 @@ def test_malformed_experiments_name_file_and_key(tmp_path, mutation, needle):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_every_bad_key_of_an_experiment_file_is_a_line_of_its_own(tmp_path):
+    path = write_experiment(tmp_path, SMALL.replace("matches = 8", "matches = -1")
+                            .replace("chunk_size = 3", "chunk_size = 0"))
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "sweep", str(path), "--quiet"],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(lines) == 2 and ": matches: " in lines[0] and ": chunk_size: " in lines[1]
+
+
 def test_a_bad_override_is_named_at_its_own_key_and_line(tmp_path):
     """A grid's axis value or a variant's set value the tables refuse: the error names
     the key where it was written (grids.N.axes.KEY, variants.N.set.KEY) and that line,

@@ -111,3 +111,21 @@ def read_toml(path: Path, error: type[Exception]) -> tuple[str, dict]:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML: {exc}") from None
+
+
+def validation_problems(errors: list[dict], path: Path | str,
+                        lines: dict[tuple, int]) -> list[str]:
+    """`file:line: key: reason` for each key at fault in pydantic's `errors` (the first
+    error of each key: a union's members would each say the same value is wrong; a
+    list's element, such as variants.2, is a key of its own)."""
+    problems: dict[tuple, str] = {}
+    for err in errors:
+        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
+        key = loc[:2] if len(loc) > 1 and isinstance(loc[1], int) else loc[:1]
+        if key in problems:
+            continue
+        line = line_of(lines, loc)
+        where = f"{path}:{line}" if line else str(path)
+        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
+        problems[key] = f"{where}: {'.'.join(map(str, loc))}: {reason}"
+    return list(problems.values())

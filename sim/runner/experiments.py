@@ -35,7 +35,7 @@ from sim.rules.tables import (
     load_tables,
     setup_problems,
 )
-from sim.rules.tomlpos import key_lines, line_of, read_toml
+from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # a variant names a folder (variant=ID) and a marker file (ID__00000.json): keep both
@@ -230,13 +230,9 @@ def load_experiment(path: str | Path) -> Experiment:
     lines = key_lines(text)
     try:
         spec = ExperimentSpec.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
-        line = line_of(lines, loc)
-        where = f"{path}:{line}" if line else str(path)
-        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
-        raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}") from None
+    except ValidationError as exc:  # a line per key at fault, as `sim tables check`
+        raise ExperimentError("\n".join(validation_problems(exc.errors(), path, lines))
+                              ) from None
     return expand(spec, path, text, lines)
 
 

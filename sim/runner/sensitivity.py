@@ -53,7 +53,7 @@ from sim.rules.tables import (
     load_tables,
     setup_problems,
 )
-from sim.rules.tomlpos import key_lines, line_of, read_toml
+from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
 
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
 BASELINE = "baseline"
@@ -340,13 +340,9 @@ def load_sensitivity(path: str | Path) -> Design:
     text, raw = read_toml(path, SensitivityError)
     try:
         spec = SensitivitySpec.model_validate(raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
-        line = line_of(key_lines(text), loc)
-        where = f"{path}:{line}" if line else str(path)
-        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
-        raise SensitivityError(f"{where}: {'.'.join(map(str, loc))}: {reason}") from None
+    except ValidationError as exc:  # a line per key at fault
+        raise SensitivityError("\n".join(validation_problems(exc.errors(), path,
+                                                              key_lines(text)))) from None
     candidate = Path(spec.tables)
     if not candidate.is_absolute():
         beside = (path.parent / candidate).absolute()
