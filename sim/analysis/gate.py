@@ -114,25 +114,16 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
                          "now": share_now, "difference": diff, "lo": lo, "hi": hi,
                          "margin": margin_here, "paired": paired, "n_now": x.height,
                          "n_before": y.height, "verdict": verdict})
-    for vid in in_now:
-        if vid in in_before:
-            continue
-        x = a.filter(pl.col("variant") == vid)
-        for cat in cats:
-            rows.append({"variant": vid, "victory": cat,
-                         "now": float((x.get_column("victory") == cat).mean()),
-                         "margin": margins.get(cat, margin), "paired": paired,
-                         "n_now": x.height, "n_before": 0,
-                         "verdict": "not gated (not in the earlier run)"})
-    for vid in in_before:
-        if vid in in_now:
-            continue
-        y = b.filter(pl.col("variant") == vid)
-        for cat in cats:
-            rows.append({"variant": vid, "victory": cat,
-                         "before": float((y.get_column("victory") == cat).mean()),
-                         "margin": margins.get(cat, margin), "paired": paired,
-                         "n_now": 0, "n_before": y.height, "verdict": "FAIL missing"})
+    # a variant of one run only: its shares on its own side, nothing to compare
+    alone = [("now", v, a, "not gated (not in the earlier run)") for v in in_now
+             if v not in in_before] + \
+        [("before", v, b, "FAIL missing") for v in in_before if v not in in_now]
+    for side, vid, frame, verdict in alone:
+        x = frame.filter(pl.col("variant") == vid)
+        rows += [{"variant": vid, "victory": cat, "margin": margins.get(cat, margin),
+                  side: float((x.get_column("victory") == cat).mean()), "paired": paired,
+                  "n_now": 0, "n_before": 0, f"n_{side}": x.height, "verdict": verdict}
+                 for cat in cats]
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
