@@ -190,6 +190,18 @@ def test_a_bad_tune_file_names_file_line_key_and_reason(tmp_path, old, new, line
     assert str(info.value).startswith(where), str(info.value)
 
 
+def test_every_bad_key_of_a_tune_file_is_a_line_of_its_own(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(GOOD.replace("trials = 2", "trails = 2").replace("matches = 4",
+                                                                     "matches = -4"))
+    with pytest.raises(TuneError) as exc:
+        load_tune(path)
+    lines = str(exc.value).splitlines()
+    # the misspelling first (it is also the missing "trials"), then the bad matches
+    assert lines[0].endswith("trails: unknown key") and len(lines) == 3
+    assert any(": matches: " in line for line in lines)
+
+
 def test_the_good_file_loads_with_integer_keys_and_float_bands(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text(GOOD.replace("[bands]", "[bands]\nmedian_end_turn = [30, 50]"))

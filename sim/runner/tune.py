@@ -59,7 +59,7 @@ from sim.outputs.folders import SWEEP_DIR
 from sim.outputs.lock import RunLock, RunLocked
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, TablesError, load_tables, setup_problems
-from sim.rules.tomlpos import key_lines, line_of, read_toml
+from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.pool import shared_pool
 from sim.runner.sensitivity import numeric_values, overrides_at
@@ -182,12 +182,10 @@ def load_tune(path: str | Path) -> Tune:
     try:
         spec = TuneSpec.model_validate(raw)
     except ValidationError as exc:
-        # a misspelt key is also a missing one: name the misspelling, the cause, first
-        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
-        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
-        # a list's element (bands.science.0) is reported on the key's own line
-        reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].lower()
-        fail(loc, reason)
+        # a line per key at fault; a misspelt key is also a missing one: the
+        # misspelling, the cause, comes first
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        raise TuneError("\n".join(validation_problems(errors, path, lines))) from None
     candidate = Path(spec.tables)
     if not candidate.is_absolute():
         beside = (path.parent / candidate).absolute()
