@@ -233,6 +233,7 @@ def _defer_machine_code() -> bool:
               (lib, "serialize_using_object_code"), (lib, "_unserialize"),
               (lib, "_optimize_final_module"), (lib, "_finalize_final_module"),
               (lib, "_get_module_for_linking"), (cpu.CPUContext, "get_executable"),
+              (codegen.JITCPUCodegen, "_module_pass_manager"),
               (dispatcher.Dispatcher, "add_overload"), (codegen.JITCPUCodegen, "set_env"),
               (dispatcher.Dispatcher, "get_call_template"),
               (lowering.BaseLower, "create_cpython_wrapper"), (types, "Record"),
@@ -271,10 +272,14 @@ def _defer_machine_code() -> bool:
             self._deferred = False
             # twice: stock numba's levels optimize a callee's code again in each caller,
             # and a single pass over the whole tree made matches 8 % slower (two or
-            # three: as fast as stock numba, README: benchmarks)
+            # three: as fast as stock numba, README: benchmarks). numba's cheap pass
+            # (inlining for the reference-count pruner) runs before the first only: a
+            # second one found nothing left to do and took 0.25-0.35 s of a cold
+            # start's 7.5 s loop compile; matches as fast (alternated, same results)
             self._optimize_final_module()
             _inline_refcounts(self._final_module)
-            self._optimize_final_module()
+            full, builder = self._codegen._module_pass_manager()
+            full.run(self._final_module, builder)
             self._final_module.verify()
             self._finalize_final_module()
             # the environments of the functions linked in live in this module only
