@@ -244,6 +244,9 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                                           score))):
             goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered, live,
                                  n_seen)
+            # where the unit stood and its moves before it walks: a unit that did not
+            # move (every move costs one) sees the very position it saw above
+            start, start_moves = st.unit_tile[u], st.unit_moves_left[u]
             stop = reach
             if goal < 0 and own >= 0:
                 goal = st.city_tile[own]
@@ -272,7 +275,10 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                             goal, best_d = t, d
             if goal >= 0:
                 step_toward(st, tb, neighbours, distance, path, u, goal, seat, stop)
-                if st.unit_moves_left[u] > 0:
+                # unmoved, after a detour check: no city to enter, no siege and no
+                # strike the preview favours (try_attack changed nothing), as above
+                moved = st.unit_tile[u] != start or st.unit_moves_left[u] != start_moves
+                if st.unit_moves_left[u] > 0 and (moved or not detour):
                     if site_beside(st, neighbours, u):
                         enter = enter_target(st, tb, neighbours, distance, u, seat)
                     if enter < 0 and not besieging(st, tb, distance, u, own, assault) and \
