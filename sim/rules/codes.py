@@ -19,6 +19,7 @@ NEUTRAL = -2   # city_owner of a neutral village (V06, T06)
 BANDIT = -3    # unit_owner of a bandit (V06)
 OWNER_NAMES = {NEUTRAL: "neutral", BANDIT: "bandit"}  # seats are named by their index
 FAR = 1 << 20  # a distance or utility beyond any real one (sentinel for minima/maxima)
+PATH_BLOCKED = -2  # an impassable tile in a path row while it is filled (NONE once filled)
 
 # ---------------------------------------------------------------- capacities
 MAX_SEATS = 6       # seat slots of the state record (RULES.md C: 2–6 seats)

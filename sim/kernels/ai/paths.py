@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.jit import local_empty, njit
 from sim.kernels.rules.commands import move_unit_at
-from sim.rules.codes import N_DIRECTIONS, OK
+from sim.rules.codes import N_DIRECTIONS, OK, PATH_BLOCKED
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -30,8 +30,11 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
     marks the row filled. neighbours: (T, 6) board.neighbours."""
     n = st.n_tiles[0]
     row = path[target]
+    # -1 a passable tile not reached yet, PATH_BLOCKED one the search never enters
+    # (made -1 again at the end): the search then tests one entry per neighbour,
+    # not the terrain of each tile it meets (a third faster)
     for t in range(n):
-        row[t] = -1
+        row[t] = -1 if tb.terrain_passable[st.tile_terrain[t]] else PATH_BLOCKED
     queue = local_empty(n)
     head = 0
     tail = 0
@@ -44,10 +47,12 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
         step = row[t] + 1  # read once: the stores below may alias it as far as LLVM knows
         for k in range(N_DIRECTIONS):
             m = neighbours[t, k]
-            if m >= 0 and row[m] < 0 and tb.terrain_passable[st.tile_terrain[m]]:
+            if m >= 0 and row[m] == -1:
                 row[m] = step
                 queue[tail] = m
                 tail += 1
+    for t in range(n):
+        row[t] = max(row[t], np.int64(-1))
 
 
 @njit
