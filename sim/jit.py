@@ -14,6 +14,7 @@ keeps those layers from importing anything above them, so an edit elsewhere
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 
@@ -135,6 +136,12 @@ class _Deferred:
 _STOCK: dict = {}
 _NESTING = threading.local()  # .depth: compiles under way for a compiled caller
 
+# set while another process shares a cold compile (sim.engine.warmup.SharedLevels):
+# called with a dispatcher before a compiled caller's call to it is typed, it may wait
+# for the other process to finish compiling that function, and returns a callable to
+# call once the typing is done, or None
+COMPILE_GUARD: list = [None]
+
 
 def _refcount_module(triple: str, data_layout: str):
     """An LLVM module defining NRT_incref and NRT_decref as numba defines them (its own
@@ -196,6 +203,120 @@ def _inline_refcounts(final_module) -> None:
     for fn in final_module.functions:
         if fn.name in _REFCOUNT_FUNCTIONS and not fn.is_declaration:
             fn.linkage = "internal"
+
+
+# set while a helper process can take a share of a function's machine code (sim.engine
+# .warmup.MachineCodeShare): `roots`, the mangled names of the functions whose call
+# trees the helper compiles; `send(bitcode)` hands it its share; `receive()` returns
+# the share's object code
+SPLIT_BACK_END: list = [None]
+
+_SYMBOL = re.compile(r'@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*)')
+
+
+def _call_graph(module) -> dict[str, set[str]]:
+    """Each function a module defines -> the defined functions (and other globals) its
+    body names, read from the module's text: one call into LLVM, where walking its
+    instructions' operands takes one per operand."""
+    graph: dict[str, set[str]] = {}
+    body: set[str] | None = None
+    for line in str(module).splitlines():
+        if body is None:
+            if line.startswith("define "):
+                name = _SYMBOL.search(line).group(1).strip('"')  # the first @ is its own
+                body = graph[name] = set()
+        elif line.startswith("}"):
+            body = None
+        else:
+            body.update(name.strip('"') for name in _SYMBOL.findall(line))
+    return graph
+
+
+def _reach(graph: dict[str, set[str]], roots, stop=frozenset()) -> set[str]:
+    seen, todo = set(), [r for r in roots if r in graph]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(c for c in graph[name] if c in graph and c not in stop)
+    return seen
+
+
+def _drop_functions(module, keep: set[str]) -> None:
+    """Mark every function `module` defines outside `keep` as a copy defined elsewhere
+    (available_externally), never inlined and never optimized (optnone): the
+    optimization passes skip them and then drop their bodies, so their calls stay
+    calls, to the definition the linker finds in the other share."""
+    for fn in module.functions:
+        if not fn.is_declaration and fn.name not in keep:
+            fn.linkage = "available_externally"
+            fn.add_function_attribute("noinline")
+            fn.add_function_attribute("optnone")
+
+
+def _whole_tree_passes(library) -> None:
+    """Optimize a library's final module as a function Python calls is optimized
+    (_defer_machine_code): numba's cheap and full passes, the reference counts
+    inlined, the full passes again."""
+    # twice: stock numba's levels optimize a callee's code again in each caller, and a
+    # single pass over the whole tree made matches 8 % slower (two or three: as fast
+    # as stock numba, README: benchmarks). numba's cheap pass (inlining for the
+    # reference-count pruner) runs before the first only: a second one found nothing
+    # left to do and took 0.25-0.35 s of a cold start's 7.5 s loop compile; matches as
+    # fast (alternated, same results)
+    library._optimize_final_module()
+    _inline_refcounts(library._final_module)
+    full, builder = library._codegen._module_pass_manager()
+    full.run(library._final_module, builder)
+    library._final_module.verify()
+
+
+def compile_share(bitcode: bytes) -> bytes:
+    """The object code of a share of a function's call tree (_split_off), optimized as
+    the function's own share is: what the helper process runs."""
+    from llvmlite import binding
+    from numba.core.registry import cpu_target
+
+    codegen_ = cpu_target.target_context.codegen()
+    library = codegen_.create_library("share")
+    library._final_module = binding.parse_bitcode(bitcode)
+    _whole_tree_passes(library)
+    return codegen_._tm.emit_object(library._final_module)
+
+
+def _split_off(library, share):
+    """Split `library`'s linked final module in two before its optimization: the call
+    trees of `share.roots` (sim.engine.warmup names them: the match set-up and the AI's
+    units, about half of the match loop's code) go to the helper process as a module
+    of their own, and this module keeps the rest. A function both trees call is
+    compiled in each. The roots are large functions called, not inlined, in the
+    whole tree, so both shares optimize to the code the whole tree would.
+
+    Returns a receipt whose call returns the share's object code, or None (no root
+    defined here: the whole tree stays)."""
+    module = library._final_module
+    graph = _call_graph(module)
+    roots = set(share.roots) & graph.keys()
+    if not roots:
+        return None
+    own = {fn.name for fn in module.functions
+           if not fn.is_declaration and fn.linkage.name == "external"}
+    mine = _reach(graph, own, stop=roots)
+    theirs = _reach(graph, roots)
+    shared = module.clone()
+    _drop_functions(shared, theirs)
+    for fn in shared.functions:
+        if fn.name in roots:
+            fn.linkage = "weak_odr"  # defined for this module's calls to link to
+    for gv in shared.global_variables:
+        # the functions' environments (numba sets each once, by name): the share uses
+        # this module's, which keeps them all (a common global is never dropped)
+        if gv.linkage.name == "common":
+            gv.linkage = "available_externally"
+    shared.verify()
+    share.send(shared.as_bitcode())
+    _drop_functions(module, mine)
+    return share.receive
 
 
 def _defer_machine_code() -> bool:
@@ -270,18 +391,26 @@ def _defer_machine_code() -> bool:
     def materialize(self) -> None:
         if getattr(self, "_deferred", False):
             self._deferred = False
-            # twice: stock numba's levels optimize a callee's code again in each caller,
-            # and a single pass over the whole tree made matches 8 % slower (two or
-            # three: as fast as stock numba, README: benchmarks). numba's cheap pass
-            # (inlining for the reference-count pruner) runs before the first only: a
-            # second one found nothing left to do and took 0.25-0.35 s of a cold
-            # start's 7.5 s loop compile; matches as fast (alternated, same results)
-            self._optimize_final_module()
-            _inline_refcounts(self._final_module)
-            full, builder = self._codegen._module_pass_manager()
-            full.run(self._final_module, builder)
-            self._final_module.verify()
+            share, receive = SPLIT_BACK_END[0], None
+            if share is not None:
+                try:
+                    receive = _split_off(self, share)
+                except Exception:
+                    receive = None  # the whole tree here, as without a helper
+            _whole_tree_passes(self)
+            if receive is not None:
+                SPLIT_BACK_END[0] = None  # one function's tree: the match loop's
+                # this share's machine code while the helper still works on its own;
+                # the engine then loads it instead of compiling the module again
+                own = self._codegen._tm.emit_object(self._final_module)
+                self._share_objects = [receive()]
+                for data in self._share_objects:  # first: this module's calls link to it
+                    self._codegen._engine._ee.add_object_file(
+                        codegen.ll.ObjectFileRef.from_data(data))
+                self._set_compiled_object(own)
             self._finalize_final_module()
+            if receive is not None:
+                self._compiled_object = own  # taken by the engine; kept for the cache
             # the environments of the functions linked in live in this module only
             for gv in self._final_module.global_variables:
                 if gv.name.startswith("_ZN08NumbaEnv"):
@@ -298,10 +427,22 @@ def _defer_machine_code() -> bool:
         self._ensure_finalized()
         if getattr(self, "_deferred", False):
             return (self.name, "deferred", self._final_module.as_bitcode())
-        return _STOCK["serialize"](self)
+        state = _STOCK["serialize"](self)
+        shares = getattr(self, "_share_objects", None)
+        if shares:  # a helper compiled part of the tree: its object code goes along
+            name, _kind, data = state
+            return (name, "split", (data, shares))
+        return state
 
     def _unserialize(cls, codegen_, state):
         name, kind, data = state
+        if kind == "split":
+            data, shares = data
+            for share in shares:  # loaded first: the function's own code links to it
+                codegen_._engine._ee.add_object_file(codegen.ll.ObjectFileRef.from_data(share))
+            self = _STOCK["unserialize"](cls, codegen_, (name, "object", data))
+            self._share_objects = shares
+            return self
         if kind != "deferred":
             return _STOCK["unserialize"](cls, codegen_, state)
         self = codegen_.create_library(name)
@@ -342,10 +483,14 @@ def _defer_machine_code() -> bool:
         # callers pass; a kernel meant to see a constant is inline='always'
         args = tuple(types.unliteral(a) for a in args)
         kws = {k: types.unliteral(v) for k, v in kws.items()}
+        guard = COMPILE_GUARD[0]
+        done = guard(self) if guard is not None else None
         try:
             return _STOCK["get_call_template"](self, args, kws)
         finally:
             _NESTING.depth -= 1
+            if done is not None:
+                done()
 
     def create_cpython_wrapper(self, release_gil=False):
         if not getattr(_NESTING, "depth", 0):
@@ -417,6 +562,19 @@ def compile_for_compiled_callers(dispatcher, argtypes: tuple) -> None:
         dispatcher.compile(tuple(types.unliteral(t) for t in argtypes))
     finally:
         _NESTING.depth -= 1
+
+
+def compile_machine_code(dispatcher, argtypes: tuple) -> None:
+    """Compile `dispatcher` for a call from Python with `argtypes` (numba types), its
+    machine code included, as its first such call would, and cache it."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    dispatcher.compile(tuple(argtypes))
+    entry = dispatcher.overloads[tuple(argtypes)].entry_point
+    if isinstance(entry, _Deferred):
+        with global_compiler_lock:
+            if entry.cfunc is None:
+                entry._materialize()
 
 
 def is_cached(dispatcher, argtypes: tuple) -> bool:

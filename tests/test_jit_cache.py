@@ -202,6 +202,65 @@ def test_functions_only_compiled_code_calls_get_no_machine_code(tmp_path):
         "top: loaded machine code, middle: loaded machine code, leaf: none - 0 leaf "
         "signature(s)"]
 
+_TREE = """
+define linkonce_odr i64 @leaf(i64 %x) noinline {
+  %y = mul i64 %x, 3
+  ret i64 %y
+}
+define linkonce_odr i64 @both(i64 %x) noinline {
+  %y = add i64 %x, 7
+  ret i64 %y
+}
+define linkonce_odr i64 @root(i64 %x) noinline {
+  %a = call i64 @leaf(i64 %x)
+  %b = call i64 @both(i64 %a)
+  ret i64 %b
+}
+define i64 @entry(i64 %x) {
+  %a = call i64 @root(i64 %x)
+  %b = call i64 @both(i64 %a)
+  ret i64 %b
+}
+"""
+
+
+@pytest.mark.skipif(not jit.DEFERRED_MACHINE_CODE, reason="compiled runs only")
+def test_a_call_tree_split_in_two_shares_links_and_runs_as_one():
+    """sim.jit._split_off: the root's tree goes to the helper's share (the root kept
+    for the other share's calls to link to), the rest stays, a function both call is
+    in both; each optimizes and compiles alone, and loaded together they run as the
+    whole tree would."""
+    import ctypes
+    from types import SimpleNamespace
+
+    from llvmlite import binding
+
+    sent = []
+    share = SimpleNamespace(roots=["root"], send=sent.append,
+                            receive=lambda: jit.compile_share(sent[0]))
+    library = SimpleNamespace(_final_module=binding.parse_assembly(_TREE))
+    receive = jit._split_off(library, share)
+
+    def kept(module) -> dict[str, str]:
+        return {fn.name: fn.linkage.name for fn in module.functions}
+
+    here, there = library._final_module, binding.parse_bitcode(sent[0])
+    assert kept(here) == {"leaf": "available_externally", "both": "linkonce_odr",
+                          "root": "available_externally", "entry": "external"}
+    assert kept(there) == {"leaf": "linkonce_odr", "both": "linkonce_odr",
+                           "root": "weak_odr", "entry": "available_externally"}
+    attributes = b" ".join(here.get_function("root").attributes).decode().split()
+    assert {"noinline", "optnone"} <= set(attributes)
+    theirs, mine = receive(), jit.compile_share(here.as_bitcode())
+    machine = binding.Target.from_default_triple().create_target_machine(jit=True)
+    engine = binding.create_mcjit_compiler(binding.parse_assembly(""), machine)
+    for code in (theirs, mine):
+        engine.add_object_file(binding.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    entry = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(engine.get_function_address("entry"))
+    assert entry(5) == (5 * 3 + 7) + 7
+
+
 # --- the first run explains itself (issue 12, item 15) ---------------------------------
 
 def _sim_env(cache: Path) -> dict[str, str]:

@@ -17,6 +17,7 @@ level twice (a small kernel that levels of both call may be).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -100,35 +101,168 @@ def parts(st, tb, board, rng_map, path, turn_log, scratch, state_bytes, scratch_
     ]
 
 
-def take_parts(levels: list, board_dir: Path) -> list[dict]:
-    """Compile levels until none is left to take. Each process takes the first level
-    no process has taken whose prerequisites are done; a level taken is a directory
-    made (atomically) under `board_dir`, a level done a file beside it. Returns what
-    this process compiled and the seconds each took."""
+class SharedLevels:
+    """The levels of a cold compile that this process and another share, as seen from
+    this one: which it took, and what a compiled caller's typing does on reaching one
+    (installed as sim.jit.COMPILE_GUARD by `guarding`). A level the other process is
+    compiling is waited for, then loaded from the cache; a level nobody took is taken
+    and compiled there. So the match loop's own compile can start while the other
+    process still compiles its last levels, and still no level is compiled twice.
+
+    board_dir: a level taken is a directory made (atomically) under it, a level done a
+    file beside it. other_alive: whether the other process still runs (a level it
+    took and will never finish is not waited for)."""
+
+    def __init__(self, levels: list, board_dir: Path, other_alive=lambda: True) -> None:
+        self.board_dir, self.other_alive = board_dir, other_alive
+        self.names = {kernel: name for name, kernel, _types, _after in levels}
+        self.mine: set[str] = set()
+        self.in_typing: list[dict] = []  # the levels a caller's typing took and compiled
+
+    def take(self, name: str) -> bool:
+        try:
+            (self.board_dir / name).mkdir()
+        except FileExistsError:
+            return False  # the other process took it first
+        self.mine.add(name)
+        return True
+
+    def taken(self, name: str) -> bool:
+        return (self.board_dir / name).exists()
+
+    def finish(self, name: str) -> None:
+        (self.board_dir / f"{name}.done").touch()
+
+    def is_done(self, name: str) -> bool:
+        return (self.board_dir / f"{name}.done").exists()
+
+    def __call__(self, dispatcher):
+        name = self.names.get(dispatcher)
+        if name is None or name in self.mine or self.is_done(name):
+            return None
+        if self.take(name):
+            t0 = time.perf_counter()
+
+            def finished() -> None:
+                self.finish(name)
+                self.in_typing.append({"level": name, "in_typing": True,
+                                       "seconds": round(time.perf_counter() - t0, 2)})
+            return finished
+        while not self.is_done(name) and self.other_alive():
+            time.sleep(0.01)
+        return None
+
+    @contextlib.contextmanager
+    def guarding(self):
+        from sim.jit import COMPILE_GUARD
+
+        COMPILE_GUARD[0] = self
+        try:
+            yield self
+        finally:
+            COMPILE_GUARD[0] = None
+
+
+# the last level, left to the helper while this process compiles the match loop's own
+# code (the loop's typing reaches its call late)
+_LEFT_TO_HELPER = ("play_out",)
+
+
+# the levels whose call trees the helper turns into machine code while this process
+# does the rest of the match loop's (MachineCodeShare): about half of it, and each
+# called, not inlined, where the loop's tree calls it
+_SHARE_ROOTS = ("setup_match", "ai_units")
+
+
+class MachineCodeShare:
+    """This process's side of the helper's share of the match loop's machine code
+    (sim.jit.SPLIT_BACK_END): the functions whose trees the helper compiles, the
+    share sent to it as bitcode and its object code received back. A helper gone
+    before it answered leaves the share to this process."""
+
+    def __init__(self, levels: list, work: Path, helper_alive) -> None:
+        self.levels, self.work, self.helper_alive = levels, work, helper_alive
+        self.bitcode = b""
+        self.started = self.sent = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    @property
+    def roots(self) -> list[str]:
+        """The LLVM names of the roots, as the loop's compile found them."""
+        names = []
+        for name, kernel, argtypes, _after in self.levels:
+            compiled = kernel.overloads.get(tuple(argtypes))
+            if name in _SHARE_ROOTS and compiled is not None:
+                names.append(compiled.fndesc.mangled_name)
+        return names
+
+    def send(self, bitcode: bytes) -> None:
+        self.bitcode, self.sent = bitcode, time.perf_counter()
+        self.seconds["front_s"] = round(self.sent - self.started, 2)
+        part = self.work / "share.bc.part"
+        part.write_bytes(bitcode)
+        part.rename(self.work / "share.bc")
+
+    def receive(self) -> bytes:
+        answer = self.work / "share.o"
+        waited = time.perf_counter()
+        self.seconds["own_share_s"] = round(waited - self.sent, 2)
+        while not answer.exists() and self.helper_alive():
+            time.sleep(0.005)
+        self.seconds["waited_for_share_s"] = round(time.perf_counter() - waited, 2)
+        if answer.exists():
+            return answer.read_bytes()
+        from sim.jit import compile_share
+
+        return compile_share(self.bitcode)  # the helper is gone: compile it here
+
+
+def _serve_share(work: Path, parent_alive) -> float | None:
+    """The helper's side: wait for this process's share of the match loop's machine
+    code (or word that there is none), compile it, and return the seconds it took."""
+    from sim.jit import compile_share
+
+    bitcode = work / "share.bc"
+    while not bitcode.exists():
+        if (work / "share.none").exists() or not parent_alive():
+            return None
+        time.sleep(0.005)
+    t0 = time.perf_counter()
+    part = work / "share.o.part"
+    part.write_bytes(compile_share(bitcode.read_bytes()))
+    part.rename(work / "share.o")
+    return round(time.perf_counter() - t0, 2)
+
+
+def take_parts(levels: list, board_dir: Path, shared: SharedLevels | None = None,
+               until_blocked: bool = False, leave: tuple[str, ...] = ()) -> list[dict]:
+    """Compile levels until none is left to take (or, with `until_blocked`, until
+    every level left waits for one the other process is compiling). Each process
+    takes the first level no process has taken whose prerequisites are done. Returns
+    what this process compiled and the seconds each took."""
     from sim.jit import compile_for_compiled_callers
 
+    shared = shared or SharedLevels(levels, board_dir)
     done = []
     while True:
         blocked = False
         for name, kernel, argtypes, after in levels:
-            if (board_dir / name).exists():
+            if shared.taken(name) or name in leave:
                 continue
-            if not all((board_dir / f"{a}.done").exists() for a in after):
+            if not all(shared.is_done(a) for a in after):
                 blocked = True
                 continue
-            try:
-                (board_dir / name).mkdir()
-            except FileExistsError:
-                continue  # the other process took it first
+            if not shared.take(name):
+                continue
             t0 = time.perf_counter()
             try:
                 compile_for_compiled_callers(kernel, argtypes)
             finally:
-                (board_dir / f"{name}.done").touch()
+                shared.finish(name)
             done.append({"level": name, "seconds": round(time.perf_counter() - t0, 2)})
             break
         else:
-            if not blocked:
+            if not blocked or until_blocked:
                 return done
             time.sleep(0.02)  # the other process is compiling what the rest needs
 
@@ -162,12 +296,16 @@ def helper_wanted() -> bool:
     return cores >= 2
 
 
-def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None) -> dict:
+def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None,
+                        then=None) -> dict:
     """Compile the match loop's levels (parts) in this process and a helper process,
     for the match `prepare(tables, *prepare_args)` sets up, into numba's cache; the
-    loop's own compile, at its first call, then finds them done. Returns what each
-    process compiled and the seconds it took. A helper that fails or hangs costs
-    only time: this process compiles what the helper left, as a lone compile would."""
+    loop's own compile then finds them done. `then` (no arguments), when given, is
+    called once this process finds no level left it can take, while the helper may
+    still compile its last ones: the loop's own compile, whose typing waits for any
+    level the helper has not finished (SharedLevels). Returns what each process
+    compiled and the seconds it took. A helper that fails or hangs costs only time:
+    this process compiles what the helper left, as a lone compile would."""
     t0 = time.perf_counter()
     if levels is None:
         levels = parts(*_match_inputs(tables, prepare_args))
@@ -176,9 +314,29 @@ def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None)
     except (OSError, pickle.PicklingError) as exc:
         # no helper (no temporary folder, the tables will not pickle, no interpreter to
         # start): the loop's compile does it all, as without one
+        if then is not None:
+            then()
         return {"here": [], "helper_error": f"not started: {exc}"}
     try:
-        here = take_parts(levels, work / "levels")
+        shared = SharedLevels(levels, work / "levels", lambda: helper.poll() is None)
+        with shared.guarding():
+            here = take_parts(levels, work / "levels", shared, until_blocked=then is not None,
+                              leave=_LEFT_TO_HELPER if then is not None else ())
+            if then is not None:
+                from sim.jit import SPLIT_BACK_END
+
+                started = time.perf_counter()
+                share = MachineCodeShare(levels, work, lambda: helper.poll() is None)
+                SPLIT_BACK_END[0] = share
+                try:
+                    then()
+                finally:
+                    SPLIT_BACK_END[0] = None
+                    (work / "share.none").touch()
+                here += shared.in_typing
+                here.append({"level": "(the match loop)",
+                             "seconds": round(time.perf_counter() - started, 2),
+                             **share.seconds})
         waited = time.perf_counter()
         try:
             helper.wait(timeout=_HELPER_TIMEOUT_S)
@@ -233,22 +391,35 @@ def helper_main() -> None:
         tables, prepare_args = pickle.load(f)
     levels = parts(*_match_inputs(tables, prepare_args))
     started = time.perf_counter() - t0
-    done = take_parts(levels, work / "levels")
-    print(json.dumps({"compiled": done, "start_s": round(started, 2),
-                      "seconds": round(time.perf_counter() - t0, 2)}))
+    parent = os.getppid()
+    shared = SharedLevels(levels, work / "levels", lambda: os.getppid() == parent)
+    with shared.guarding():
+        done = take_parts(levels, work / "levels", shared) + shared.in_typing
+    share_s = _serve_share(work, lambda: os.getppid() == parent)
+    print(json.dumps({"compiled": done, "start_s": round(started, 2), "share_s": share_s,
+                      "seconds": round(time.perf_counter() - t0, 2)}), flush=True)
+    # nothing is left to write: skip the interpreter's teardown of numba and LLVM
+    # (half a second the other process would wait for)
+    os._exit(0)
 
 
 def warm_before_first_call(kernel, args: tuple, tables, prepare_args: tuple) -> dict | None:
     """Before the first call in this process of the match loop `kernel` with `args`:
     when numba's cache lacks it and its levels, and a second core is free, compile
-    the levels with a helper (compile_with_helper) and return its report; else None."""
+    the levels with a helper (compile_with_helper), and the match loop's own code
+    while the helper finishes, and return its report; else None. The loop's machine
+    code is made at the call."""
     from sim.jit import is_cached
 
     if kernel.overloads or not helper_wanted():
         return None
-    if is_cached(kernel, tuple(kernel.typeof_pyval(a) for a in args)):
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    if is_cached(kernel, signature):
         return None
     levels = parts(*_match_inputs(tables, prepare_args))
     if all(is_cached(level, argtypes) for _name, level, argtypes, _after in levels):
         return None  # the loop's compile loads them: seconds, nothing to share
-    return compile_with_helper(tables, prepare_args, levels)
+    from sim.jit import compile_machine_code
+
+    return compile_with_helper(tables, prepare_args, levels,
+                               then=lambda: compile_machine_code(kernel, signature))
