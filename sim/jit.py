@@ -85,9 +85,11 @@ def njit(fn=None, **overrides):
     unit_orders) made it slower: numba's typing over one very long function costs
     more than the level it saves. setup_match was inlined too; since a helper process
     shares the cold compile (sim.engine.warmup) it is not: inlined, it was half of the
-    match loop's own compile, which no helper can share (1.8 s against 3.2-3.6 s), and
-    it runs once a match. ai_take_turn stays inlined: not inlined, matches ran about
-    3 % slower (ten rounds run at once on the two cores, median ratio 0.97)."""
+    match loop's own typing, which the helper cannot take (1.8 s against 3.2-3.6 s),
+    and it runs once a match; its tree is in the helper's share of the loop's machine
+    code (sim.jit._split_off). ai_take_turn stays inlined: not inlined,
+    matches ran about 3 % slower (ten rounds run at once on the two cores, median
+    ratio 0.97)."""
     options = {**JIT_OPTIONS, **overrides}
     if fn is None:
         return lambda f: numba.njit(**options)(f)
