@@ -285,22 +285,25 @@ def _match_inputs(tables, prepare_args: tuple) -> tuple:
             *lookahead_scratch(st))
 
 
-def helper_wanted() -> bool:
+def helper_chosen() -> bool:
     """SIM_COMPILE_HELPER=0 turns the helper off (to compare, or on a machine shared
     with other work) and 1 on; by default there is one when a second core is free
-    for it. Never in the plain-Python run, which compiles nothing."""
-    from sim.jit import DEFERRED_MACHINE_CODE
-
+    for it. Needs no numba (a sweep's parent estimates a compile with it)."""
     choice = os.environ.get("SIM_COMPILE_HELPER", "")
-    if choice == "0" or not DEFERRED_MACHINE_CODE:
-        return False
-    if choice == "1":
-        return True
+    if choice in ("0", "1"):
+        return choice == "1"
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return cores >= 2
+
+
+def helper_wanted() -> bool:
+    """helper_chosen, and never in the plain-Python run, which compiles nothing."""
+    from sim.jit import DEFERRED_MACHINE_CODE
+
+    return DEFERRED_MACHINE_CODE and helper_chosen()
 
 
 def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None,

@@ -639,7 +639,9 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
     return played
 
 
-_DEFAULT_COMPILE_S = 40.0
+# a cold first match on 2026-12-05's slow 2-core VM: 16-18 s with the helper process
+# (sim.engine.warmup), 31.7 s without it
+_DEFAULT_COMPILE_S = {True: 20.0, False: 35.0}
 
 
 def _compile_record() -> Path:
@@ -650,14 +652,17 @@ def _compile_record() -> Path:
 
 def compile_estimate() -> tuple[float, str]:
     """Seconds a cold compile takes here: the last one measured on this machine, or a
-    first guess (a cold first match measured 34-37 s on a 2-core machine, 2026-12-03,
-    with the levels of the call tree shared with a helper process, sim.engine.warmup;
-    44-55 s on one core, in a slow hour)."""
+    first guess, with or without a helper process (sim.engine.warmup.helper_chosen)."""
+    from sim.engine.warmup import helper_chosen
+
     try:
         seconds = float(_compile_record().read_text())
-        return seconds, "the last compile on this machine"
     except (OSError, ValueError):
-        return _DEFAULT_COMPILE_S, "a first guess; later runs load the cache in about a second"
+        seconds = 0.0
+    if seconds >= 1:  # less was no compile (the code, edited mid-run, was in memory)
+        return seconds, "the last compile on this machine"
+    return (_DEFAULT_COMPILE_S[helper_chosen()],
+            "a first guess; later runs load the cache in about a second")
 
 
 def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Progress,
