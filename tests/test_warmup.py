@@ -255,3 +255,30 @@ def test_a_share_the_helper_never_answers_is_compiled_here(tmp_path):
     share.send(module.as_bitcode())
     assert (tmp_path / "share.bc").read_bytes() == module.as_bitcode()
     assert b"twice" in share.receive()  # object code defining it
+
+
+_WAITING_HELPER = ("import json, sys; from pathlib import Path; "
+                   "from sim.engine.warmup import _serve_share; "
+                   "print(json.dumps({'compiled': [], "
+                   "'share_s': _serve_share(Path(sys.argv[1]), lambda: True)}))")
+
+
+def test_a_helper_waiting_for_a_share_is_released_when_none_comes(tmp_path, monkeypatch):
+    """Without the loop's compile to share (no `then`), the helper, done with its
+    levels, is told at once that no share will come, and the report has it."""
+    def start(_tables, _prepare_args):
+        work = tmp_path / "work"
+        work.mkdir()
+        (work / "levels").mkdir()
+        with open(work / "out", "wb") as out, open(work / "err", "wb") as err:
+            helper = subprocess.Popen([sys.executable, "-c", _WAITING_HELPER, str(work)],
+                                      stdout=out, stderr=err, cwd=REPO_ROOT,
+                                      env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+        return work, helper
+
+    monkeypatch.setattr(warmup, "_start_helper", start)
+    monkeypatch.setattr(warmup, "_HELPER_TIMEOUT_S", 20.0)  # a helper left waiting is killed
+    t0 = time.perf_counter()
+    report = warmup.compile_with_helper(None, (), levels=[])
+    assert time.perf_counter() - t0 < 60 and report["here"] == []
+    assert report["helper"] == {"compiled": [], "share_s": None}, report

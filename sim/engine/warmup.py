@@ -329,24 +329,15 @@ def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None,
         return {"here": [], "helper_error": f"not started: {exc}"}
     try:
         shared = SharedLevels(levels, work / "levels", lambda: helper.poll() is None)
-        with shared.guarding():
-            here = take_parts(levels, work / "levels", shared, until_blocked=then is not None,
-                              leave=_LEFT_TO_HELPER if then is not None else ())
-            if then is not None:
-                from sim.jit import SPLIT_BACK_END
-
-                started = time.perf_counter()
-                share = MachineCodeShare(levels, work, lambda: helper.poll() is None)
-                SPLIT_BACK_END[0] = share
-                try:
-                    then()
-                finally:
-                    SPLIT_BACK_END[0] = None
-                    (work / "share.none").touch()
-                here += shared.in_typing
-                here.append({"level": "(the match loop)",
-                             "seconds": round(time.perf_counter() - started, 2),
-                             **share.seconds})
+        try:
+            with shared.guarding():
+                here = take_parts(levels, work / "levels", shared,
+                                  until_blocked=then is not None,
+                                  leave=_LEFT_TO_HELPER if then is not None else ())
+                if then is not None:
+                    here += _compile_the_loop(then, levels, work, helper, shared)
+        finally:
+            (work / "share.none").touch()  # the helper waits for a share until told
         waited = time.perf_counter()
         try:
             helper.wait(timeout=_HELPER_TIMEOUT_S)
@@ -367,6 +358,25 @@ def compile_with_helper(tables, prepare_args: tuple, levels: list | None = None,
             helper.kill()
             helper.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _compile_the_loop(then, levels: list, work: Path, helper: subprocess.Popen,
+                      shared: SharedLevels) -> list[dict]:
+    """Call `then` (the match loop's compile) with the helper's share of its machine
+    code on offer (sim.jit.SPLIT_BACK_END); returns the levels its typing took and
+    its own timings, for the report."""
+    from sim.jit import SPLIT_BACK_END
+
+    started = time.perf_counter()
+    share = MachineCodeShare(levels, work, lambda: helper.poll() is None)
+    SPLIT_BACK_END[0] = share
+    try:
+        then()
+    finally:
+        SPLIT_BACK_END[0] = None
+    return [*shared.in_typing, {"level": "(the match loop)",
+                                "seconds": round(time.perf_counter() - started, 2),
+                                **share.seconds}]
 
 
 def _start_helper(tables, prepare_args: tuple) -> tuple[Path, subprocess.Popen]:
