@@ -3,9 +3,11 @@
 numba's machine code has no symbols perf can see (it is loaded into anonymous memory),
 so a profile shows bare addresses. The cached object of the match loop
 (sim.kernels.loop.run_match_held, linked with every function it calls) is an ELF file
-with a symbol per compiled function; this script plays matches, then writes
+with a symbol per compiled function (and, when a helper process compiled part of it,
+sim.jit._split_off, so is that share); this script plays matches, then writes
 /tmp/perf-<pid>.map (perf's map for code generated at run time) from those symbols,
-placed where the loop's entry point was loaded. Run it under perf:
+placed where the loop's entry point (and a function of the share) was loaded. Run it
+under perf:
 
     perf record -F 2000 -o /tmp/perf.data .venv/bin/python tools/perf_map.py --matches 1500
     perf report -i /tmp/perf.data --no-children --sort sym
@@ -57,9 +59,8 @@ def engine_object(symbol: str) -> bytes:
     raise SystemExit(f"no cached object of {symbol[:60]}... under {cache_dir()}")
 
 
-def write_map(entry_address: int, obj: bytes, out: Path) -> int:
-    """perf's map (start, size, name per line, hex) of every function in `obj`, its
-    loop entry point (offset 0 of its code section) at `entry_address`."""
+def functions(obj: bytes) -> list[tuple[int, int, str]]:
+    """(offset in its code section, size, symbol) of every function an object defines."""
     path = Path(f"/tmp/hexsim-engine-{os.getpid()}.o")
     path.write_bytes(obj)
     try:
@@ -67,13 +68,34 @@ def write_map(entry_address: int, obj: bytes, out: Path) -> int:
                                  capture_output=True, text=True).stdout
     finally:
         path.unlink()
-    lines = []
+    found = []
     for line in listing.splitlines():
         fields = line.split()
         if len(fields) == 4 and fields[2] in "TtWw":
             offset, size, _kind, name = fields
-            lines.append(f"{entry_address + int(offset, 16):x} {int(size, 16):x} "
-                         f"{short_name(name)}")
+            found.append((int(offset, 16), int(size, 16), name))
+    return found
+
+
+def placed_objects(compiled, loop_object: bytes) -> list[tuple[int, list]]:
+    """(load address of its code section, functions) of the loop's object, its entry
+    point at offset 0, and of each share of its code a helper process compiled
+    (sim.jit._split_off), placed by a function only that share defines."""
+    entry = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+    placed = [(entry, functions(loop_object))]
+    engine = compiled.library._codegen._engine
+    own = {name for _offset, _size, name in placed[0][1]}
+    for share in getattr(compiled.library, "_share_objects", None) or []:
+        theirs = functions(share)
+        offset, name = next((o, n) for o, _s, n in theirs if n not in own)
+        placed.append((engine.get_function_address(name) - offset, theirs))
+    return placed
+
+
+def write_map(placed: list[tuple[int, list]], out: Path) -> int:
+    """perf's map (start, size, name per line, hex) of every function placed."""
+    lines = [f"{base + offset:x} {size:x} {short_name(name)}"
+             for base, found in placed for offset, size, name in found]
     out.write_text("\n".join(lines) + "\n")
     return len(lines)
 
@@ -88,9 +110,8 @@ def main() -> None:
     tables = load_tables()
     play_match(tables, args.seed, 0)   # compiles or loads the engine
     compiled = next(iter(run_match_held.overloads.values()))
-    entry = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
     out = Path(f"/tmp/perf-{os.getpid()}.map")
-    n = write_map(entry, engine_object(compiled.fndesc.llvm_func_name), out)
+    n = write_map(placed_objects(compiled, engine_object(compiled.fndesc.llvm_func_name)), out)
     print(f"{n} functions mapped in {out}")
     time.sleep(args.delay)
     t0 = time.perf_counter()
