@@ -27,6 +27,7 @@ from sim.engine.check import check_invariants
 from sim.kernels.rules.capture import capture_city, enter_check
 from sim.kernels.rules.combat import attack_outcome, resolve_attack
 from sim.kernels.rules.flow import dominance_check, end_turn, open_seat_turn
+from sim.kernels.timing import no_ticks
 from sim.rules.tables import load_tables
 from sim.world.board import make_board
 from tests.conftest import FIXTURE_TABLES
@@ -631,7 +632,7 @@ def _check_flow(case: Case) -> None:
     board, state, start = _engine(case)
     seat = start.active_seat
     want = ref.seat_turn_opens(start, case.rules, seat)
-    open_seat_turn(state, case.tables.arrays(), board, np.int64(seat))
+    open_seat_turn(state, case.tables.arrays(), board, np.int64(seat), no_ticks())
     _label_events(start, want)
     _agree(case, want, state, board)
 
@@ -777,7 +778,7 @@ def turn_limit_ties(draw) -> Case:
 def _check_end_turn(case: Case) -> None:
     board, state, start = _engine(case)
     want = ref.end_turn(start, case.rules)
-    end_turn(state, case.tables.arrays(), board)
+    end_turn(state, case.tables.arrays(), board, no_ticks())
     event("new turn" if want.turn != start.turn else "same turn")
     if want.turn != start.turn and any(
             isinstance(u.owner, int) and u.hp != v.hp

@@ -6,9 +6,6 @@ on positions of played matches:
 - founding sites (sim.kernels.ai.sites.best_site, T07) mark the tiles too close to a
   city from each city's disc: the best site is the one a plain scan of every tile
   against every city picks;
-- a match hands its board and buffers on without owner records (sim.jit.unowned): the
-  view reads and writes the array itself. That the fast path so plays the same match
-  as `iter_turns`, which hands them on owned, is tests/test_match.py's.
 """
 
 from __future__ import annotations
@@ -18,9 +15,7 @@ from collections import deque
 import numpy as np
 
 from sim.engine.match import iter_turns, new_path_table
-from sim.jit import local_empty, njit
 from sim.kernels.ai.sites import best_site, crowded_tiles
-from sim.kernels.loop import unowned_inputs
 from sim.kernels.rules.commands import path_length
 from sim.kernels.rules.common import regions
 from sim.rules.codes import DISC_SIZES
@@ -115,48 +110,6 @@ def test_t07_best_site_equals_the_plain_scan():
     assert checked > 100
 
 
-@njit
-def _summary(a, out, k):
-    out[k, 0] = a.shape[0]
-    out[k, 1] = a.sum()
-    out[k, 2] = (a * np.arange(a.shape[0])).sum()
-
-
-@njit
-def _through_unowned(board, path):
-    """Every array of the board and the path table through unowned views: each view's
-    size and two checksums of its values; a write through the path view."""
-    b, _rng, p, _log, _scratch, _state, _scratch_bytes, _uncopied = unowned_inputs(
-        board, path[0], path, path, path[0], path[0].view(np.uint8), path[0].view(np.uint8),
-        path[0])
-    p[1, 2] = 7
-    out = np.zeros((7, 3), dtype=np.int64)
-    _summary(b.q, out, 0)
-    _summary(b.r, out, 1)
-    _summary(b.index_of.ravel(), out, 2)
-    _summary(b.neighbours.ravel(), out, 3)
-    _summary(b.distance.ravel(), out, 4)
-    _summary(b.disc.ravel(), out, 5)
-    _summary(p.ravel(), out, 6)
-    return b.radius, out
-
-
-def test_unowned_views_are_the_arrays_themselves():
-    board = _positions_board()
-    path = new_path_table(board.n_tiles)
-    radius, got = _through_unowned(board, path)
-    assert path[1, 2] == 7   # the write went to the caller's table
-    want = np.array([[a.size, a.sum(), (a.ravel() * np.arange(a.size)).sum()]
-                     for a in (board.q, board.r, board.index_of, board.neighbours,
-                               board.distance, board.disc, path)])
-    assert radius == board.radius
-    np.testing.assert_array_equal(got, want)
-
-
-def _positions_board():
-    return next(_positions(seeds=range(1), every=1))[1]
-
-
 def test_city_yields_are_the_plain_economy_rule_per_yield():
     """city_yields (C: Economy) gives its four yields as a tuple, not an array (flow_income
     asks for every city every turn): on played positions each equals the plain rule
@@ -187,117 +140,9 @@ def test_city_yields_are_the_plain_economy_rule_per_yield():
     assert checked > 200
 
 
-# --- scratch on the stack (sim.jit.local_empty) -----------------------------------------
-
-def _local_empty_uses():
-    """(module, function node, call node) of every local_empty call under sim/kernels."""
-    import ast
-    from pathlib import Path
-
-    import sim.kernels
-
-    for path in sorted(Path(sim.kernels.__file__).parent.rglob("*.py")):
-        tree = ast.parse(path.read_text())
-        for fn in ast.walk(tree):
-            if not isinstance(fn, ast.FunctionDef):
-                continue
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Call) and "local_empty" in (
-                        getattr(node.func, "id", None), getattr(node.func, "attr", None)):
-                    yield path.name, fn, node
-
-
-def test_stack_scratch_is_used_only_where_it_cannot_outlive_its_frame():
-    """local_empty's array lives on its caller's stack: the caller must not be numba-
-    inlined (its stack space would land in the caller's caller, once per call of a
-    loop), must not call it inside a loop (each pass would take more stack) and must
-    not return the array."""
-    import ast
-
-    uses = list(_local_empty_uses())
-    assert len({(m, fn.name) for m, fn, _ in uses}) >= 6
-    for module, fn, call in uses:
-        where = f"{module}:{fn.name}"
-        for deco in fn.decorator_list:
-            assert "inline" not in ast.unparse(deco), where
-        loops = [n for n in ast.walk(fn) if isinstance(n, ast.For | ast.While)]
-        assert not any(call in list(ast.walk(loop)) for loop in loops), where
-        names = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.value is call
-                 for t in n.targets if isinstance(t, ast.Name)}
-        assert names, f"{where}: the scratch is not held in a name"
-        # views of it are the scratch too: a slice, a reshape, a name bound to either
-        grown = True
-        while grown:
-            grown = False
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Assign) and _view_of(n.value, names):
-                    new = {t.id for t in n.targets if isinstance(t, ast.Name)} - names
-                    names |= new
-                    grown = grown or bool(new)
-        for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value):
-            # the names a return hands back (itself, a slice, a tuple's items), not
-            # those only read by a call whose answer is returned
-            assert not names & set(_returned_names(ret.value)), where
-
-
-def _view_of(node, names):
-    """Whether `node` is one of `names`, or a slice, reshape or view of one."""
-    import ast
-
-    if isinstance(node, ast.Name):
-        return node.id in names
-    if isinstance(node, ast.Subscript):
-        return _view_of(node.value, names)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            node.func.attr in ("reshape", "view", "ravel", "T"):
-        return _view_of(node.func.value, names)
-    return False
-
-
-def _returned_names(node):
-    import ast
-
-    if isinstance(node, ast.Name):
-        yield node.id
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        yield from _returned_names(node.func.value)   # x.reshape(...) hands x back
-    elif not isinstance(node, ast.Call):
-        for child in ast.iter_child_nodes(node):
-            yield from _returned_names(child)
-
-
-@njit
-def _stack_scratch_sum(n):
-    a = local_empty(n)
-    for i in range(n):
-        a[i] = i
-    return a[1:].sum()
-
-
-@njit
-def _many_stack_scratches(calls):
-    total = 0
-    for k in range(calls):
-        total += _stack_scratch_sum(500 + k % 7)
-    return total
-
-
-def test_stack_scratch_holds_its_values_and_leaves_no_stack_behind():
-    """Values written are read back (a view of it too); 200,000 calls of a function
-    that takes 4 KB of stack each, from one compiled loop, finish (the stack space is
-    given back at each return)."""
-    assert _stack_scratch_sum(np.int64(10)) == 45
-    assert _stack_scratch_sum(np.int64(0)) == 0
-    calls = 200_000
-    expect = sum((n * (n - 1)) // 2 for n in (500 + k % 7 for k in range(7)))
-    assert _many_stack_scratches(np.int64(calls)) == \
-        expect * (calls // 7) + sum((n * (n - 1)) // 2 for n in (500 + k % 7 for k in
-                                                              range(calls % 7)))
-
-
 def test_regions_and_scores_are_territory_and_scores_own():
-    """The AI's read of regions and scores (T08, T10, T13), with the terms and counts on
-    its stack and no ranks, gives territory_and_scores' region map and scores."""
+    """The AI's read of regions and scores (T08, T10, T13), with no ranks, gives
+    territory_and_scores' region map and scores."""
     from sim.kernels.rules.common import regions_and_scores, territory_and_scores
 
     checked = 0

@@ -1,5 +1,5 @@
-"""The profiling mode's timed loop (sim.kernels.phases, `sim bench match --phases`)
-plays exactly the match of the fast path: same state byte for byte, same turn log, at
+"""The match loop timed (sim.kernels.timing, `sim bench match --phases`) plays exactly
+the match it plays untimed: same state byte for byte, same turn log, at
 skill 0 and with a skill-1 seat; and its phase counts cover the match."""
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from sim.kernels.rules.commands import (
     set_seat,
 )
 from sim.kernels.rules.flow import end_turn
+from sim.kernels.timing import no_ticks
 from sim.rules import codes as R
 from sim.rules.codes import (
     C_ATTACK,
@@ -123,7 +124,7 @@ def _enter(st, tb, board, unit, city, seat):
 
 
 def _end_turn(st, tb, board, _a, _b, _seat):
-    end_turn(st, tb, board)
+    end_turn(st, tb, board, no_ticks())
     return R.OK
 
 

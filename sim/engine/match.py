@@ -21,6 +21,7 @@ from sim.kernels.loop import (
     run_match_held,
 )
 from sim.kernels.loop import play_turns as _play_turns
+from sim.kernels.timing import no_ticks
 from sim.kernels.world.setup import setup_match
 from sim.rules import codes as R
 from sim.rules.codes import (
@@ -84,35 +85,28 @@ def play_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
                 raise InvariantError(f"seed {seed} match {match_index} turn "
                                      f"{step.state.turn[0]}: " + "; ".join(problems))
         return step.state, step.board, step.turn_log
-    return _play_compiled(run_match_held, (), tables, seed, match_index, n_seats, length,
-                          personalities, seat_ai)
+    return _play_compiled(tables, seed, match_index, n_seats, length, personalities, seat_ai)
 
 
 def play_match_phases(tables: Tables, seed: int, match_index: int, ticks: np.ndarray,
                       seat_ai: Sequence[Mapping[str, Any]] | None = None):
-    """`play_match` through the timed copy of its loop (sim.kernels.phases): the same
-    match and result; ticks (N_PHASES,) int64 gains each phase's CPU cycles."""
-    from sim.kernels.phases import run_match_phases
-
-    return _play_compiled(run_match_phases, (ticks,), tables, seed, match_index, None, None,
-                          None, seat_ai)
+    """`play_match` with each phase of its loop timed: the same match and result; ticks
+    (N_PHASES,) int64 gains each phase's CPU cycles (sim.kernels.timing)."""
+    return _play_compiled(tables, seed, match_index, None, None, None, seat_ai, ticks)
 
 
-def _play_compiled(kernel, extra: tuple, tables: Tables, seed: int, match_index: int,
-                   n_seats: int | None, length: str | None, personalities: list[str] | None,
-                   seat_ai: Sequence[Mapping[str, Any]] | None):
-    """One match played whole by a compiled loop with run_match_held's arguments
-    (then `extra`): the fast path, or the timed copy of it."""
-    prepare_args = (seed, match_index, n_seats, length, personalities, seat_ai)
-    st, board, turn_log, rng_map, n_seats = prepare(tables, *prepare_args)
-    args = (_holder(st), _tables_holder(tables.arrays(length, n_seats)), board, rng_map,
-            np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log,
-            *lookahead_scratch(st), *extra)
-    if kernel is run_match_held and not getattr(kernel, "overloads", True):
-        from sim.engine.warmup import warm_before_first_call
-
-        warm_before_first_call(kernel, args, tables, prepare_args)
-    if not kernel(*args):
+def _play_compiled(tables: Tables, seed: int, match_index: int, n_seats: int | None,
+                   length: str | None, personalities: list[str] | None,
+                   seat_ai: Sequence[Mapping[str, Any]] | None, ticks: np.ndarray | None = None):
+    """One match played whole by the compiled loop (sim.kernels.loop.run_match_held),
+    timed when `ticks` is given."""
+    st, board, turn_log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length,
+                                                    personalities, seat_ai)
+    if ticks is None:
+        ticks = no_ticks()
+    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board,
+                          rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles),
+                          turn_log, *lookahead_scratch(st), ticks):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -151,12 +145,13 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     path = new_path_table(board.n_tiles)
     if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
         raise _unplayable(tables, seed, match_index, n_seats)
-    begin_match(st, tb, board)
+    untimed = no_ticks()
+    begin_match(st, tb, board, untimed)
     scratch = lookahead_scratch(st)
     yield Step(0, st, board, turn_log)
     while not st.finished[0]:
         played = int(st.turn[0])
-        play_one_turn(st, tb, board, path, turn_log, *scratch)
+        play_one_turn(st, tb, board, path, turn_log, *scratch, untimed)
         yield Step(played, st, board, turn_log)
 
 

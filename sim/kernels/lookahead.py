@@ -75,16 +75,19 @@ def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
     return t >= start and (t - start) % every == 0
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
-def play_greedy_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray) -> None:
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
+def play_greedy_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+                     ticks: np.ndarray) -> None:
     """The rest of the current turn, every seat played by the greedy AI on its current
-    plan (sim.kernels.loop.play_one_turn without lookahead and turn log)."""
+    plan (sim.kernels.loop.play_one_turn without lookahead and turn log: a lookahead
+    inside a lookahead would be a recursion numba cannot type). ticks: (0,), untimed
+    (the loop times the whole lookahead as one phase)."""
     t = st.turn[0]
     while not st.finished[0] and st.turn[0] == t:
-        ai_take_turn(st, tb, board, path, st.active_seat[0])
+        ai_take_turn(st, tb, board, path, st.active_seat[0], ticks)
         if st.finished[0]:
             break
-        end_turn(st, tb, board)
+        end_turn(st, tb, board, ticks)
 
 
 @njit
@@ -106,7 +109,7 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
     return result, score[seat] - best_rival
 
 
-@njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
              plan: np.int64, seed: np.uint64, scratch: np.ndarray, state_bytes: np.ndarray,
              scratch_bytes: np.ndarray, uncopied: np.ndarray):
@@ -124,12 +127,13 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     for s in range(cp.rng_ai.shape[0]):
         cp.rng_ai[s] = next_u64(stream)
     end = st.turn[0] + match_turns(st, tb.lookahead_horizon_pct)
+    untimed = np.zeros(0, dtype=np.int64)
     while not cp.finished[0] and cp.turn[0] < end:
-        play_greedy_turn(cp, tb, board, path)
+        play_greedy_turn(cp, tb, board, path, untimed)
     return plan_outcome(cp, tb, board, seat)
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                 scratch: np.ndarray, state_bytes: np.ndarray,
                 scratch_bytes: np.ndarray, uncopied: np.ndarray) -> np.int64:
@@ -140,20 +144,22 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
     seed = next_u64(st.rng_ai[seat:seat + 1])
     current = plan_of(st, seat)
     best = current
-    best_result, best_margin = play_out(st, tb, board, path, seat, best, seed, scratch,
-                                        state_bytes, scratch_bytes, uncopied)
-    best_margin += tb.lookahead_keep_margin
-    for plan in range(tb.ai.shape[0]):
-        if plan == current:
+    best_result = best_margin = np.int64(0)
+    # one call site of play_out, so that inlining it copies the playout once
+    for k in range(tb.ai.shape[0] + 1):
+        plan = current if k == 0 else np.int64(k - 1)
+        if k > 0 and plan == current:
             continue
-        result, margin = play_out(st, tb, board, path, seat, np.int64(plan), seed, scratch,
+        result, margin = play_out(st, tb, board, path, seat, plan, seed, scratch,
                                   state_bytes, scratch_bytes, uncopied)
-        if result > best_result or (result == best_result and margin > best_margin):
-            best, best_result, best_margin = np.int64(plan), result, margin
+        if k == 0:
+            best_result, best_margin = result, margin + tb.lookahead_keep_margin
+        elif result > best_result or (result == best_result and margin > best_margin):
+            best, best_result, best_margin = plan, result, margin
     return best
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def look_ahead(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
                uncopied: np.ndarray) -> None:

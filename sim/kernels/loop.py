@@ -4,9 +4,12 @@
 body, callable from Python so `sim match --check` can run the invariant
 checker between turns, and `play_turns` lets scenarios hand a position to the AI.
 
-Each takes the lookahead's scratch (scratch, state_bytes, scratch_bytes, uncopied:
-sim.kernels.lookahead, built by sim.engine.match.lookahead_scratch); a skill-1
-seat looks ahead at the opening of its turn, before it acts.
+This is the only match loop: the engine, scenarios and the benchmarks all play it.
+Each function takes a `ticks` array (sim.kernels.timing): (0,) to play, (N_PHASES,)
+to time each phase as it plays (`sim bench match --phases`). Each takes the
+lookahead's scratch (scratch, state_bytes, scratch_bytes, uncopied:
+sim.kernels.lookahead, built by sim.engine.match.lookahead_scratch); a skill-1 seat
+looks ahead at the opening of its turn, before it acts.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit, unowned
+from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.lookahead import look_ahead
 from sim.kernels.rules.common import score_parts_into
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.rules.territory import term_sum
+from sim.kernels.timing import clock, tick
 from sim.kernels.world.setup import setup_match
 from sim.rules.codes import (
     COUNT_CITIES,
@@ -31,6 +35,9 @@ from sim.rules.codes import (
     LOG_SCORE,
     N_SCORE_COUNTS,
     N_SCORE_TERMS,
+    P_LOOKAHEAD,
+    P_RECORD,
+    P_SETUP,
     TURN_FIELDS,
 )
 from sim.world.board import Board
@@ -52,11 +59,9 @@ def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) 
     t = st.turn[0]
     if t >= turn_log.shape[0]:
         return
-    # the terms and counts on this kernel's stack (sim.jit.local_empty): no ranks, no
-    # arrays made a turn but the region map
     n = st.n_seats[0]
-    flat_terms = local_empty(n * N_SCORE_TERMS)
-    flat_counts = local_empty(n * N_SCORE_COUNTS)
+    flat_terms = np.empty(n * N_SCORE_TERMS, dtype=np.int64)
+    flat_counts = np.empty(n * N_SCORE_COUNTS, dtype=np.int64)
     _tile_city, terms, counts = score_parts_into(st, tb, board, flat_terms, flat_counts)
     for s in range(n):
         for k in range(N_SCORE_TERMS):  # the score terms open the turn log's fields
@@ -75,46 +80,60 @@ def record_turn(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray) 
             turn_log[t, owner, slot] += 1
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
-def begin_match(st: State, tb: TableArrays, board: Board) -> None:
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
+def record_turn_timed(st: State, tb: TableArrays, board: Board, turn_log: np.ndarray,
+                      ticks: np.ndarray) -> None:
+    """record_turn, its cycles added to the turn record's phase."""
+    t0 = clock(ticks)
+    record_turn(st, tb, board, turn_log)
+    tick(ticks, P_RECORD, t0)
+
+
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
+def begin_match(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> None:
     """Open turn 1 (the opening seat's flow runs, T12)."""
-    open_turn(st, tb, board)
+    open_turn(st, tb, board, ticks)
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                   turn_log: np.ndarray, scratch: np.ndarray, state_bytes: np.ndarray,
-                  scratch_bytes: np.ndarray, uncopied: np.ndarray) -> None:
+                  scratch_bytes: np.ndarray, uncopied: np.ndarray, ticks: np.ndarray) -> None:
     """The AI plays the active seat and every later seat of the current turn (a
     skill-1 seat looks ahead first); the turn is recorded after its last seat
-    played, before the next turn opens."""
+    played, before the next turn opens. ticks: sim.kernels.timing."""
     t = st.turn[0]
     while not st.finished[0] and st.turn[0] == t:
         seat = st.active_seat[0]
+        t0 = clock(ticks)
         look_ahead(st, tb, board, path, seat, scratch, state_bytes, scratch_bytes, uncopied)
-        ai_take_turn(st, tb, board, path, seat)
+        tick(ticks, P_LOOKAHEAD, t0)
+        ai_take_turn(st, tb, board, path, seat, ticks)
         if st.finished[0]:
             break
         if next_seat(st) < 0:
-            record_turn(st, tb, board, turn_log)
-        end_turn(st, tb, board)
+            record_turn_timed(st, tb, board, turn_log, ticks)
+        end_turn(st, tb, board, ticks)
     if st.finished[0]:
-        record_turn(st, tb, board, turn_log)
+        record_turn_timed(st, tb, board, turn_log, ticks)
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
               path: np.ndarray, turn_log: np.ndarray, scratch: np.ndarray,
               state_bytes: np.ndarray, scratch_bytes: np.ndarray,
-              uncopied: np.ndarray) -> bool:
+              uncopied: np.ndarray, ticks: np.ndarray) -> bool:
     """Set up a match on an empty state and play it to its end; False, with nothing
-    played, when the map cannot hold the seats' starts (D1)."""
+    played, when the map cannot hold the seats' starts (D1). The one match loop: the
+    engine, scenarios (play_turns) and the benchmarks (with ticks) all play it."""
+    t0 = clock(ticks)
     if not setup_match(st, tb, board, rng_map, n_seats):
         return False
-    begin_match(st, tb, board)
+    tick(ticks, P_SETUP, t0)
+    begin_match(st, tb, board, ticks)
     while not st.finished[0]:
         play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
-                      uncopied)
+                      uncopied, ticks)
     return True
 
 
@@ -122,31 +141,14 @@ def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_s
 def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map: np.ndarray,
                    n_seats: np.int64, path: np.ndarray, turn_log: np.ndarray,
                    scratch: np.ndarray, state_bytes: np.ndarray,
-                   scratch_bytes: np.ndarray, uncopied: np.ndarray) -> bool:
+                   scratch_bytes: np.ndarray, uncopied: np.ndarray, ticks: np.ndarray) -> bool:
     """`run_match` on the state and tables records held by (1,) record arrays
     (states[0], tables[0], by reference: the state is played in place). Called from
     Python, numba unboxes a record array in about a microsecond but a record scalar
     of this size in tens of microseconds, every match. state_bytes is `states` as
-    uint8 (the lookahead copies the state through it). The arrays are handed on
-    without their owner records (sim.jit.unowned): the caller holds them until the
-    match returns, so no kernel below counts references to them."""
-    board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes, uncopied = \
-        unowned_inputs(board, rng_map, path, turn_log, scratch, state_bytes, scratch_bytes,
-                       uncopied)
+    uint8 (the lookahead copies the state through it)."""
     return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
-                     state_bytes, scratch_bytes, uncopied)
-
-
-@njit(inline="always")
-def unowned_inputs(board: Board, rng_map: np.ndarray, path: np.ndarray, turn_log: np.ndarray,
-                   scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
-                   uncopied: np.ndarray):
-    """A whole match's arrays (run_match_held's) without their owner records
-    (sim.jit.unowned): the board's, then the others in the order given."""
-    return (Board(board.radius, unowned(board.q), unowned(board.r), unowned(board.index_of),
-                  unowned(board.neighbours), unowned(board.distance), unowned(board.disc)),
-            unowned(rng_map), unowned(path), unowned(turn_log), unowned(scratch),
-            unowned(state_bytes), unowned(scratch_bytes), unowned(uncopied))
+                     state_bytes, scratch_bytes, uncopied, ticks)
 
 
 @njit
@@ -155,8 +157,9 @@ def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np
                uncopied: np.ndarray) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
     turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
+    untimed = np.zeros(0, dtype=np.int64)
     for _ in range(n):
         if st.finished[0]:
             return
         play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
-                      uncopied)
+                      uncopied, untimed)

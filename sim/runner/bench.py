@@ -197,11 +197,7 @@ def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
                  "turns_per_s": round(turns[0] / seconds[0], 1),
                  "mean_turns": round(turns[0] / n_matches, 1)}
     if cold_start:
-        from sim.engine.warmup import helper_wanted
-
-        # a cold compile shares its work with a helper process when a core is free
-        out |= {"cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2),
-                "cold_start_helper": helper_wanted()}
+        out |= {"cold_start_s": round(cold, 2), "warm_start_s": round(warm, 2)}
     if skill:
         out |= {"skill": skill, "skill_seconds": round(seconds[1], 3),
                 "skill_matches_per_s": round(n_matches / seconds[1], 2),
@@ -216,7 +212,7 @@ def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
 
 def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> dict:
     """Where a standard match's time goes: the same matches as bench_match played
-    through the timed copy of the match loop (sim.kernels.phases), each phase's share
+    with each phase of the match loop timed (sim.kernels.timing), each phase's share
     of the compiled time and its milliseconds per match, converted from CPU cycles by
     the run's own wall time; `python_ms` is the per-match setup outside the compiled
     loop (state, streams, board lookup), and `timing_overhead` the timed loop's wall

@@ -639,9 +639,8 @@ def _dispatch(todo: list[ChunkSpec], executor, settings: RunSettings,
     return played
 
 
-# a cold first match on 2026-12-05's slow 2-core VM: 16-18 s with the helper process
-# (sim.engine.warmup), 31.7 s without it
-_DEFAULT_COMPILE_S = {True: 20.0, False: 35.0}
+# a cold first match on this 2-core VM (tools/start_times.py, 2026-12-07)
+_DEFAULT_COMPILE_S = 60.0
 
 
 def _compile_record() -> Path:
@@ -652,16 +651,14 @@ def _compile_record() -> Path:
 
 def compile_estimate() -> tuple[float, str]:
     """Seconds a cold compile takes here: the last one measured on this machine, or a
-    first guess, with or without a helper process (sim.engine.warmup.helper_chosen)."""
-    from sim.engine.warmup import helper_chosen
-
+    first guess."""
     try:
         seconds = float(_compile_record().read_text())
     except (OSError, ValueError):
         seconds = 0.0
     if seconds >= 1:  # less was no compile (the code, edited mid-run, was in memory)
         return seconds, "the last compile on this machine"
-    return (_DEFAULT_COMPILE_S[helper_chosen()],
+    return (_DEFAULT_COMPILE_S,
             "a first guess; later runs load the cache in about a second")
 
 

@@ -59,8 +59,8 @@ def graded_pick(st: State, seat: np.int64, values: np.ndarray, n: np.int64,
     if not any_:
         return -1
     total = np.int64(0)
-    last = -1
-    count = 0
+    last = np.int64(-1)
+    count = np.int64(0)
     for i in range(n):
         if values[i] > floor:
             total += values[i] - floor

@@ -37,7 +37,7 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
             continue
         threat = st.seat_dominance[x] >= tb.pact_dominance_trigger or \
             observatory_queued_by(st, tb, x) >= 0
-        slot = -1
+        slot = np.int64(-1)
         for p in range(st.pact_target.shape[0]):
             if st.pact_target[p] == x:
                 slot = p
@@ -57,13 +57,13 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
     # sue for peace: a city lost within peace_window turns and a hostile army near home
     if st.seat_lost_turn[seat] >= 0 and st.turn[0] - st.seat_lost_turn[seat] <= ai.peace_window \
             and not forbidden_mechanic(st, seat, M_TRUCE):
-        worst = -1
-        worst_n = 0
+        worst = np.int64(-1)
+        worst_n = np.int64(0)
         for x in range(n):
             if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0 or \
                     forbidden_mechanic(st, x, M_TRUCE):
                 continue
-            near = 0
+            near = np.int64(0)
             for u in range(st.n_units[0]):
                 t = st.unit_tile[u]
                 if t < 0 or st.unit_owner[u] != x or not is_military(tb, st.unit_type[u]):

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 def gold_income(st: State, tb: TableArrays, seat: np.int64, nodes: np.ndarray) -> np.int64:
     """Gold the seat's cities yield per flow (revolting cities: none); nodes: (C, 3)
     territory.node_income of the current regions."""
-    total = 0
+    total = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
-            total += city_yield(st, tb, c, nodes, GOLD)
+            total += city_yield(st, tb, c, nodes, np.int64(GOLD))
     return total
 
 
@@ -94,7 +94,7 @@ def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int
                 continue
             c = tile_city[m]
             if c >= 0 and st.city_owner[c] == seat:
-                n_bought = 0
+                n_bought = np.int64(0)
                 for x in range(st.n_tiles[0]):
                     if st.tile_bought_by[x] == c:
                         n_bought += 1

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.ai.paths import step_away, step_toward
 from sim.kernels.ai.sites import settler_orders
 from sim.kernels.ai.threats import (
@@ -60,7 +60,7 @@ def own_units(st: State, seat: np.int64, live: np.ndarray) -> np.ndarray:
     """(N,) int64: IDs of the seat's units on the board, ascending. live:
     rules.common.live_units (every unit on the board, ascending)."""
     mine = np.empty(live.shape[0], dtype=np.int64)
-    n = 0
+    n = np.int64(0)
     for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
             mine[n] = u
@@ -119,7 +119,7 @@ def try_attack(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     here = st.unit_tile[unit]
     utype = st.unit_type[unit]
     reach = max(tb.unit_range[utype], 1)
-    best = -1
+    best = np.int64(-1)
     best_v = -1 if ai.weights[W_MILITARY] >= ai.reckless_military else 0
     for k in range(1, DISC_SIZES[reach]):
         t = disc[here, k]
@@ -235,7 +235,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
         straight = alarm_city >= 0 and own == alarm_city
         reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
         detour = not straight or distance[st.unit_tile[u], st.city_tile[own]] <= reach
-        enter = -1  # a city to enter (V05): nothing else follows an entry
+        enter = np.int64(-1)  # a city to enter (V05): nothing else follows an entry
         if site_beside(st, neighbours, u):
             enter = enter_target(st, tb, neighbours, distance, u, seat)
         if enter < 0 and not (besieging(st, tb, distance, u, own, assault) or
@@ -257,7 +257,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                     if distance[st.unit_tile[u], goal] < stop:
                         step_away(st, tb, neighbours, distance, u, goal, seat, stop)
             if goal < 0:
-                stop = 0
+                stop = np.int64(0)
                 best_d = ai.camp_search_radius + 1
                 for m in range(st.camp_tile.shape[0]):
                     t = st.camp_tile[m]
@@ -310,9 +310,9 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
     disc = board.disc
     tt = st.city_tile[target]
     while st.city_hp[target] > 0 and st.city_owner[target] != seat:
-        fresh = 0
-        best = -1
-        best_d = 0
+        fresh = np.int64(0)
+        best = np.int64(-1)
+        best_d = np.int64(0)
         for k in range(N_DIRECTIONS):
             m = neighbours[tt, k]
             if m < 0:
@@ -339,7 +339,7 @@ def siege(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64
                 is_military(tb, st.unit_type[u]):
             if not (site_beside(st, neighbours, u) and try_enter(st, tb, board, u, seat)) \
                     and strike_in_reach(st, tb, disc, u, seat):
-                try_attack(st, tb, ai, distance, disc, u, seat, False, score)
+                try_attack(st, tb, ai, distance, disc, u, seat, np.bool_(False), score)
             if st.finished[0]:
                 return
 
@@ -373,7 +373,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         target = alarm_city
     holding = ai.dominance_hold and st.seat_dominance[seat] > 0 and alarm_city < 0
     if holding:
-        target = -1   # V18 counter running: hold every city, strike only what comes near
+        target = np.int64(-1)   # V18 counter running: hold every city, strike only what comes near
     urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
     aggressive = urgent or war_time(st, ai) or \
         army >= n_cities * (ai.early_war_units_per_city +
@@ -386,11 +386,11 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     # slot spawned later has a higher ID): each loop below visits them, then any newer
     # slot, in ID order, as a scan of every slot would
     mine = own_units(st, seat, live)
-    hold = 0
+    hold = np.int64(0)
     if target >= 0 and not assault:
         tt = st.city_tile[target]
-        dist = local_empty(army + 1)
-        k = 0
+        dist = np.empty(army + 1, dtype=np.int64)
+        k = np.int64(0)
         for i in range(mine.shape[0] + st.n_units[0] - n_seen):
             u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
             t = st.unit_tile[u]
@@ -399,7 +399,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
                 dist[k] = distance[t, tt]
                 k += 1
         if k < max(ai.muster_units, 1):
-            target = -1
+            target = np.int64(-1)
         else:
             dist[:k].sort()   # in place: np.sort would copy
             front = dist[max(ai.muster_units, 1) - 1]
@@ -414,9 +414,9 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if tb.unit_founds_city[st.unit_type[u]]:
             if settler_orders(st, tb, ai, board, path, u, seat, tile_city):
                 tile_city = regions(st, tb, board)
-    alarm = local_empty(st.n_cities[0])
+    alarm = np.empty(st.n_cities[0], dtype=np.int64)
     alarm[:] = UNSET
-    answered = local_empty(st.n_cities[0])
+    answered = np.empty(st.n_cities[0], dtype=np.int64)
     answered[:] = 0
     finishing = st.seat_dominance[seat] > 0 and ai.finish_nearest and not holding
     if st.seat_dominance[seat] > 0 and not holding:
@@ -439,6 +439,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_moves_left[u] > 0 \
                 and is_military(tb, st.unit_type[u]):
             if zeroed and st.city_owner[target] != seat and tb.unit_range[st.unit_type[u]] == 0:
-                step_toward(st, tb, neighbours, distance, path, u, st.city_tile[target], seat, 1)
+                step_toward(st, tb, neighbours, distance, path, u, st.city_tile[target], seat,
+                            np.int64(1))
             if site_beside(st, neighbours, u):
                 try_enter(st, tb, board, u, seat)

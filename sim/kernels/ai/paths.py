@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.rules.commands import move_unit_at
 from sim.rules.codes import N_DIRECTIONS, OK, PATH_BLOCKED
 
@@ -35,9 +35,9 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
     # not the terrain of each tile it meets (a third faster)
     for t in range(n):
         row[t] = -1 if tb.terrain_passable[st.tile_terrain[t]] else PATH_BLOCKED
-    queue = local_empty(n)
-    head = 0
-    tail = 0
+    queue = np.empty(n, dtype=np.int64)
+    head = np.int64(0)
+    tail = np.int64(0)
     row[target] = 0
     queue[tail] = target
     tail += 1
@@ -85,7 +85,7 @@ def step_toward(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np
         d_here = row[here]
         if d_here < 0 or d_here <= stop_at:
             return
-        best = -1
+        best = np.int64(-1)
         best_d = d_here + 1
         for k in range(N_DIRECTIONS):
             m = neighbours[here, k]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
@@ -150,10 +150,10 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     n_b = tb.building_cost.shape[0]
     w = ai.weights
     # options: [0, n_units) units, then buildings
-    values = local_empty(n_units + n_b)
+    values = np.empty(n_units + n_b, dtype=np.int64)
     values[:] = 0
-    has_melee = can_build_role(st, tb, seat, False)
-    has_ranged = can_build_role(st, tb, seat, True)
+    has_melee = can_build_role(st, tb, seat, np.bool_(False))
+    has_ranged = can_build_role(st, tb, seat, np.bool_(True))
     ranged = has_ranged and (not has_melee or
                              n_ranged * PERCENT < (army + 1) * ai.siege_share_pct)
     # under threat, with much of the army ranged, a melee unit holds the city
@@ -170,7 +170,7 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
         if army < n_cities:
             u_val += ai.recruit_garrison_value
         if not afford and threat == 0 and army >= n_cities:
-            u_val = 0
+            u_val = np.int64(0)
         if u_val > 0:
             unit = pick_unit(st, tb, ai, seat, ranged)
             if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
@@ -206,11 +206,11 @@ def best_production_city(st: State, tb: TableArrays, seat: np.int64,
                          nodes: np.ndarray) -> np.int64:
     """The seat's city with the most production (not in revolt), ties to the lowest ID.
     nodes: (C, 3) territory.node_income of the current regions."""
-    best = -1
-    best_p = -1
+    best = np.int64(-1)
+    best_p = np.int64(-1)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
-            p = city_yield(st, tb, c, nodes, PRODUCTION)
+            p = city_yield(st, tb, c, nodes, np.int64(PRODUCTION))
             if p > best_p:
                 best, best_p = c, p
     return best
@@ -225,7 +225,7 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
     what is queued. threats: (C,) threats.city_threat of the seat's cities; live:
     rules.common.live_units (the units on the board, ascending)."""
     n_cities = cities_held(st, seat)
-    n_settlers = 0
+    n_settlers = np.int64(0)
     for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and st.unit_type[u] >= 0 and \
                 tb.unit_founds_city[st.unit_type[u]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.rules.commands import research
 from sim.kernels.rules.common import forbidden_tech
@@ -42,7 +42,7 @@ def ai_research(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64) -> Non
     """Draw a tech to save for among the near-best by value per point; buy it when
     affordable. ai: the seat's AI parameter set (tb.ai[personality])."""
     n = tb.tech_cost.shape[0]
-    values = local_empty(n)
+    values = np.empty(n, dtype=np.int64)
     values[:] = 0
     for t in range(n):
         if st.seat_techs[seat, t] or forbidden_tech(st, seat, t):

@@ -30,7 +30,7 @@ def site_value(st: State, tb: TableArrays, ai: AIRecord, disc: np.ndarray,
                t: np.int64) -> np.int64:
     """Worth of founding on `t`: passable tiles and resource nodes of its
     site_ring_radius ring. disc: (T, DISC) board.disc."""
-    v = 0
+    v = np.int64(0)
     for k in range(DISC_SIZES[ai.site_ring_radius]):
         m = disc[t, k]
         if m >= 0 and tb.terrain_passable[st.tile_terrain[m]]:
@@ -81,9 +81,9 @@ def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.n
     site_distance_cost per step.
     """
     n = st.n_tiles[0]
-    best = -1
+    best = np.int64(-1)
     best_v = -FAR
-    best_steps = 0
+    best_steps = np.int64(0)
     crowded = crowded_tiles(st, tb, board)
     for t in range(n):
         if not tb.terrain_passable[st.tile_terrain[t]] or tile_city[t] >= 0 or crowded[t]:
@@ -123,7 +123,8 @@ def settler_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path:
             found_city(st, tb, board, u, seat)
             return True
     if site >= 0:
-        step_toward(st, tb, board.neighbours, board.distance, path, u, site, seat, 0)
+        step_toward(st, tb, board.neighbours, board.distance, path, u, site, seat,
+                    np.int64(0))
         if st.unit_tile[u] == site and found_check(st, tb, board, u, seat) == OK:
             found_city(st, tb, board, u, seat)
             return True

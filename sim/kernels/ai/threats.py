@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.rules.combat import may_attack_owner
 from sim.kernels.rules.common import is_military
 from sim.rules.codes import BANDIT, DISC_SIZES, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
@@ -42,7 +42,7 @@ def city_threat(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np
                 city: np.int64) -> np.int64:
     """Attack strength of hostile fighting units within threat_radius of `city`."""
     home = st.city_tile[city]
-    total = 0
+    total = np.int64(0)
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
         if t < 0 or board.distance[home, t] > ai.threat_radius:
@@ -225,20 +225,20 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
     live: rules.common.live_units, taken with nothing moved since."""
-    tiles = local_empty(live.shape[0])
-    n_army = 0
+    tiles = np.empty(live.shape[0], dtype=np.int64)
+    n_army = np.int64(0)
     for u in live:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             tiles[n_army] = st.unit_tile[u]
             n_army += 1
-    homes = local_empty(st.n_cities[0])  # the seat's city tiles
-    n_homes = 0
+    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's city tiles
+    n_homes = np.int64(0)
     for h in range(st.n_cities[0]):
         if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
             homes[n_homes] = st.city_tile[h]
             n_homes += 1
     finishing = st.seat_dominance[seat] > 0
-    best = -1
+    best = np.int64(-1)
     best_v = -FAR
     for c in range(st.n_cities[0]):
         t = st.city_tile[c]
@@ -250,7 +250,7 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
         for i in range(n_homes):
             near = min(near, distance[t, homes[i]])
         if n_army > 0:
-            total = 0
+            total = np.int64(0)
             for k in range(n_army):
                 total += distance[t, tiles[k]]
             near = min(near, total // n_army)
@@ -295,7 +295,7 @@ def nearest_rival_city(st: State, distance: np.ndarray, seat: np.int64,
                        tile: np.int64) -> np.int64:
     """The city of another standing seat nearest `tile` that `seat` may attack, or -1.
     distance: (T, T) board.distance."""
-    best = -1
+    best = np.int64(-1)
     best_d = FAR
     for c in range(st.n_cities[0]):
         t = st.city_tile[c]
@@ -311,7 +311,7 @@ def village_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat:
                    army: np.int64) -> np.int64:
     """In peace: the neutral village nearest the seat's cities within
     village_search_radius steps (B7), once the army has village_min_army units; or -1."""
-    target = -1
+    target = np.int64(-1)
     if army < ai.village_min_army:
         return target
     best_d = ai.village_search_radius + 1

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.ai.diplomacy import ai_diplomacy
 from sim.kernels.ai.gold import ai_gold
 from sim.kernels.ai.military import ai_units
@@ -42,7 +42,17 @@ from sim.kernels.rules.common import (
     live_units,
     regions_and_scores,
 )
-from sim.rules.codes import BANDIT, M_ATTACK_CITIES
+from sim.kernels.timing import clock, tick
+from sim.rules.codes import (
+    BANDIT,
+    M_ATTACK_CITIES,
+    P_AI_GOLD,
+    P_AI_PRODUCTION,
+    P_AI_RESEARCH,
+    P_AI_TARGETS,
+    P_AI_TERRITORY,
+    P_AI_UNITS,
+)
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -67,8 +77,8 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
     moved since (the units on the board, ascending)."""
     threats = np.zeros(st.n_cities[0], dtype=np.int64)
-    homes = local_empty(st.n_cities[0])  # the seat's cities, ascending
-    n_homes = 0
+    homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's cities, ascending
+    n_homes = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
             homes[n_homes] = c
@@ -90,41 +100,50 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     return threats
 
 
-@njit(inline='always')  # a level of the call tree: see sim.jit.njit
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
-                 seat: np.int64) -> None:
+                 seat: np.int64, ticks: np.ndarray) -> None:
     """Play the active seat's actions for this turn (its flow has already run).
 
     path: (T, T) int64 passable-step table, filled on demand (sim.kernels.ai.paths).
+    ticks: sim.kernels.timing (the AI's phases).
     """
     if st.finished[0] or not st.seat_alive[seat]:
         return
+    t0 = clock(ticks)
     ai = tb.ai[plan_of(st, seat)]
     ai_research(st, tb, ai, seat)
     ai_diplomacy(st, tb, ai, board, seat)
+    t0 = tick(ticks, P_AI_RESEARCH, t0)
     # the units on the board, taken once: no unit spawns during a seat's actions (only
     # its flow and the neutral turn spawn), so every scan below looks at these alone
     live = live_units(st)
     n_seen = st.n_units[0]
-    army = 0
-    n_ranged = 0
+    army = np.int64(0)
+    n_ranged = np.int64(0)
     for u in live:
         if st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
+    t0 = tick(ticks, P_AI_TARGETS, t0)
     tile_city, score = regions_and_scores(st, tb, board)
+    t0 = tick(ticks, P_AI_TERRITORY, t0)
     target = war_target(st, tb, ai, board.distance, seat, score, live)
     alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
     # production and gold move no unit: one threat table serves both
     threats = city_threats(st, tb, ai, board.distance, seat, live)
+    t0 = tick(ticks, P_AI_TARGETS, t0)
     ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats,
                   live)
+    t0 = tick(ticks, P_AI_PRODUCTION, t0)
     ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
+    t0 = tick(ticks, P_AI_GOLD, t0)
     if forbidden_mechanic(st, seat, M_ATTACK_CITIES):
         # a seat that may not attack cities marches on none; it still fights units
-        target = -1
-        alarm = -1
+        target = np.int64(-1)
+        alarm = np.int64(-1)
     ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score, live,
              n_seen)
+    tick(ticks, P_AI_UNITS, t0)

@@ -233,7 +233,7 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
                           turns, REVOLT_TRANSFER, 0)
         else:
             log_event(st.event_log, st.n_events, st.turn[0], EV_KEPT, old, by, c, fall_row, 0, 0)
-    best = -1
+    best = np.int64(-1)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == old:
             if best < 0 or st.city_pop[c] > st.city_pop[best]:

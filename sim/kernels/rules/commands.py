@@ -123,8 +123,8 @@ def path_steps(st: State, tb: TableArrays, neighbours: np.ndarray, unit: np.int6
     n = neighbours.shape[0]
     dist = np.full(n, -1, dtype=np.int64)
     queue = np.empty(n, dtype=np.int64)
-    head = 0
-    tail = 0
+    head = np.int64(0)
+    tail = np.int64(0)
     dist[start] = 0
     queue[tail] = start
     tail += 1
@@ -294,7 +294,7 @@ def queue_check(st: State, tb: TableArrays, city: np.int64, item: np.int64,
         return R_BAD_ITEM
     if forbidden_item(st, n_units, seat, item):
         return R_FORBIDDEN
-    slot = -1
+    slot = np.int64(-1)
     for k in range(st.city_queue.shape[1]):
         if st.city_queue[city, k] < 0:
             slot = k

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim.jit import local_empty, njit
+from sim.jit import njit
 from sim.kernels.rules.events import (
     log_event,
 )
@@ -70,12 +70,12 @@ def territory_and_scores(st: State, tb: TableArrays, board: Board):
         tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
 
 
-@njit(inline='always')  # numba-inlined: the arrays it fills are its callers' stack
+@njit
 def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.ndarray,
                      flat_counts: np.ndarray):
     """The current score terms (S, 5) and counts (S, 4) (T10, T13,
-    territory.score_terms) in the caller's (S × 5,) and (S × 4,) int64 buffers (its
-    stack: sim.jit.local_empty), and the region map (T,) they were counted on (T08):
+    territory.score_terms) in the caller's (S × 5,) and (S × 4,) int64 buffers, and
+    the region map (T,) they were counted on (T08):
     (tile_city, terms, counts), the last two views of the buffers."""
     n = st.n_seats[0]
     flat_terms[:] = 0
@@ -92,12 +92,10 @@ def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.nd
 @njit
 def regions_and_scores(st: State, tb: TableArrays, board: Board):
     """(tile_city (T,), score (S,)): territory_and_scores' regions and scores alone, for
-    the AI's read of them each seat turn (T08, T10, T13): the terms and counts behind
-    the scores stay on this kernel's stack, and no ranks are made (three arrays fewer
-    a seat turn)."""
+    the AI's read of them each seat turn (T08, T10, T13): no ranks are made."""
     n = st.n_seats[0]
-    flat_terms = local_empty(n * N_SCORE_TERMS)
-    flat_counts = local_empty(n * N_SCORE_COUNTS)
+    flat_terms = np.empty(n * N_SCORE_TERMS, dtype=np.int64)
+    flat_counts = np.empty(n * N_SCORE_COUNTS, dtype=np.int64)
     tile_city, terms, _counts = score_parts_into(st, tb, board, flat_terms, flat_counts)
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):
@@ -124,7 +122,7 @@ def repair_city(st: State, tb: TableArrays, city: np.int64) -> np.int64:
 
 @njit
 def cities_held(st: State, seat: np.int64) -> np.int64:
-    n = 0
+    n = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
             n += 1
@@ -239,8 +237,8 @@ def check_conquest(st: State, tb: TableArrays, board: Board) -> None:
     """
     if st.finished[0]:
         return
-    alive = 0
-    last = -1
+    alive = np.int64(0)
+    last = np.int64(-1)
     humans_set = False
     humans_alive = False
     for s in range(st.n_seats[0]):
@@ -293,7 +291,7 @@ def live_units(st: State) -> np.ndarray:
     the slots visits every unit ever spawned in the match (units that left the board
     keep their slots)."""
     live = np.empty(st.n_units[0], dtype=np.int64)
-    n = 0
+    n = np.int64(0)
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0:
             live[n] = u
@@ -306,7 +304,7 @@ def seat_units(st: State, seat: np.int64) -> np.ndarray:
     """(N,) int64: IDs of the seat's units on the board, ascending (live_units of one
     seat), for the flow's scans of them."""
     mine = np.empty(st.n_units[0], dtype=np.int64)
-    n = 0
+    n = np.int64(0)
     for u in range(st.n_units[0]):
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat:
             mine[n] = u

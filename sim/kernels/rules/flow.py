@@ -35,6 +35,7 @@ from sim.kernels.rules.events import (
 from sim.kernels.rules.healing import heal_units
 from sim.kernels.rules.neutrals import neutral_turn
 from sim.kernels.rules.territory import dominance_shares, node_income
+from sim.kernels.timing import clock, tick
 from sim.rules.codes import (
     CARD_FOOD,
     CARD_GOLD,
@@ -51,6 +52,12 @@ from sim.rules.codes import (
     EV_UNREST,
     FOOD,
     GOLD,
+    P_GROWTH,
+    P_HEAL,
+    P_INCOME,
+    P_PRODUCTION,
+    P_UPKEEP,
+    P_VICTORY,
     PERCENT,
     PRODUCTION,
     REVOLT_UNREST,
@@ -87,7 +94,7 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64,
     tile_city = regions(st, tb, board)
     nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
     knows_law = st.seat_techs[seat, tb.law_tech]
-    n_held = 0
+    n_held = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat:
             continue
@@ -103,7 +110,7 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64,
             st.city_production[c] += y[PRODUCTION]
         st.seat_gold[seat] += y[GOLD]
         st.seat_science[seat] += y[SCIENCE]
-    n_military = 0
+    n_military = np.int64(0)
     for u in mine:
         if st.unit_tile[u] >= 0 and is_military(tb, st.unit_type[u]):
             n_military += 1
@@ -145,7 +152,7 @@ def flow_production(st: State, tb: TableArrays, board: Board, seat: np.int64) ->
             tile = free_tile_near(st, tb, board, st.city_tile[c], seat)
             if tile < 0:
                 continue
-            if spawn_unit(st, tb, item, seat, tile, tb.unit_hp[item], -1) < 0:
+            if spawn_unit(st, tb, item, seat, tile, tb.unit_hp[item], np.int64(-1)) < 0:
                 continue
             if tb.unit_founds_city[item]:
                 st.city_pop[c] -= tb.settler_population_cost
@@ -175,8 +182,8 @@ def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> Non
     """Growth by food store, repair (not while in revolt, V11), revolt counters (B8).
 
     The repair is logged as one EV_REPAIRS row (cities repaired, HP total) when any."""
-    n_repaired = 0
-    hp_repaired = 0
+    n_repaired = np.int64(0)
+    hp_repaired = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat:
             continue
@@ -216,7 +223,7 @@ def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
     kind = tb.card_kind[card]
     amount = tb.card_amount[card]
     if kind == CARD_PUBLIC_UNREST:
-        n = 0
+        n = np.int64(0)
         for c in range(st.n_cities[0]):
             if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
                 n += 1
@@ -258,11 +265,13 @@ def dominance_check(st: State, tb: TableArrays, seat: np.int64) -> None:
 
 
 @njit
-def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> None:
+def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                   ticks: np.ndarray) -> None:
     """Make `seat` active and run its flow then its V18 check (C: Turn cycle).
 
     Healing (D3) reads the moves the seat's units kept from its previous turn, so it
-    runs before their moves are renewed."""
+    runs before their moves are renewed. ticks: sim.kernels.timing (the flow's phases)."""
+    t0 = clock(ticks)
     st.active_seat[0] = seat
     # the seat's units, taken once for the scans of healing, moves and upkeep (none of
     # them leaves the board or spawns before upkeep's count)
@@ -270,13 +279,18 @@ def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64) -> 
     heal_units(st, tb, board, seat, mine)
     for u in mine:
         st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
+    t0 = tick(ticks, P_HEAL, t0)
     flow_income(st, tb, board, seat, mine)
+    t0 = tick(ticks, P_INCOME, t0)
     flow_production(st, tb, board, seat)
+    t0 = tick(ticks, P_PRODUCTION, t0)
     if st.finished[0]:
         return
     flow_growth_repair_revolt(st, tb, seat)
     flow_event_card(st, tb, seat)
+    t0 = tick(ticks, P_GROWTH, t0)
     dominance_check(st, tb, seat)
+    tick(ticks, P_VICTORY, t0)
 
 
 @njit
@@ -310,35 +324,39 @@ def next_seat(st: State) -> np.int64:
 
 
 @njit
-def end_turn(st: State, tb: TableArrays, board: Board) -> None:
+def end_turn(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> None:
     """End the active seat's turn and open the next one's (its flow and V18 run).
 
     After the last standing seat of the last turn, the turn limit ends the
-    match and the seat ranked first by T11 wins (V19, B6).
+    match and the seat ranked first by T11 wins (V19, B6). ticks: sim.kernels.timing.
     """
     s = next_seat(st)
     if s < 0:
         if st.turn[0] >= st.last_turn[0]:
+            t0 = clock(ticks)
             _terms, _counts, _score, rank = scores(st, tb, board)
             for t in range(rank.shape[0]):
                 if rank[t] == 1:
                     finish(st, TURN_LIMIT, t)
+            tick(ticks, P_VICTORY, t0)
             return
         st.turn[0] += 1
-        open_turn(st, tb, board)
+        open_turn(st, tb, board, ticks)
         return
-    open_seat_turn(st, tb, board, s)
+    open_seat_turn(st, tb, board, s, ticks)
 
 
 @njit
-def open_turn(st: State, tb: TableArrays, board: Board) -> None:
+def open_turn(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> None:
     """Open the current turn: once-per-turn upkeep (start_of_turn), then the flow of the
-    first standing seat from the turn's opening seat (T12)."""
+    first standing seat from the turn's opening seat (T12). ticks: sim.kernels.timing."""
+    t0 = clock(ticks)
     start_of_turn(st, tb, board)
+    tick(ticks, P_UPKEEP, t0)
     n = st.n_seats[0]
     first = opening_seat(st.turn[0], n)
     for k in range(n):
         s = (first + k) % n
         if st.seat_alive[s]:
-            open_seat_turn(st, tb, board, s)
+            open_seat_turn(st, tb, board, s, ticks)
             return

@@ -32,8 +32,8 @@ def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
     """D3: heal the seat's idle damaged units (before its moves are reset); logged as one
     EV_HEALS row (units healed, HP total) when any. mine: common.seat_units of the
     seat (its units on the board, ascending)."""
-    n_healed = 0
-    hp_healed = 0
+    n_healed = np.int64(0)
+    hp_healed = np.int64(0)
     for u in mine:
         t = st.unit_tile[u]
         if t < 0 or st.unit_owner[u] != seat:

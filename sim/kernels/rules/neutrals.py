@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 def repair_villages(st: State, tb: TableArrays) -> None:
     """D3: every neutral village below its max HP repairs repair_per_turn HP; logged as
     one EV_REPAIRS row of the neutral side (villages repaired, HP total) when any."""
-    n_repaired = 0
-    hp_repaired = 0
+    n_repaired = np.int64(0)
+    hp_repaired = np.int64(0)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == NEUTRAL:
             gained = repair_city(st, tb, c)
@@ -59,15 +59,15 @@ def spawn_bandits(st: State, tb: TableArrays, board: Board) -> None:
         tile = st.camp_tile[m]
         if tile < 0:
             continue
-        live = 0
+        live = np.int64(0)
         for u in range(st.n_units[0]):
             if st.unit_tile[u] >= 0 and st.unit_camp[u] == m:
                 live += 1
         if live >= tb.bandit_cap_per_camp:
             continue
-        spot = free_tile_near(st, tb, board, tile, BANDIT)
+        spot = free_tile_near(st, tb, board, tile, np.int64(BANDIT))
         if spot >= 0 and st.tile_site[spot] < 0:
-            spawn_unit(st, tb, -1, BANDIT, spot, tb.bandit_hp, m)
+            spawn_unit(st, tb, np.int64(-1), np.int64(BANDIT), spot, tb.bandit_hp, m)
 
 
 @njit
@@ -80,7 +80,7 @@ def _prey_of(st: State, tb: TableArrays, board: Board, u: np.int64) -> np.int64:
     if camp >= 0 and st.camp_tile[camp] >= 0:
         home = st.camp_tile[camp]
     here = st.unit_tile[u]
-    best = -1
+    best = np.int64(-1)
     best_d = np.int64(FAR)
     for v in range(st.n_units[0]):
         t = st.unit_tile[v]
@@ -99,7 +99,7 @@ def _step_toward(st: State, tb: TableArrays, board: Board, u: np.int64,
     """One step of bandit `u` to the free passable non-city neighbour nearest `goal`
     that is nearer than where it stands (direction order breaks ties)."""
     here = st.unit_tile[u]
-    best = -1
+    best = np.int64(-1)
     best_d = board.distance[here, goal]
     for k in range(board.neighbours.shape[1]):
         m = board.neighbours[here, k]
@@ -125,7 +125,7 @@ def _strike(st: State, tb: TableArrays, board: Board, u: np.int64) -> bool:
             continue
         target = st.tile_unit[t]
         if target >= 0 and st.unit_owner[target] >= 0:
-            resolve_attack(st, tb, board, u, t, BANDIT)
+            resolve_attack(st, tb, board, u, t, np.int64(BANDIT))
             return True
     return False
 

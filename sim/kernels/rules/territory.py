@@ -250,7 +250,7 @@ def term_sum(terms: np.ndarray, s: np.int64) -> np.int64:
 @njit
 def bought_count(tile_bought_by: np.ndarray, city: np.int64) -> np.int64:
     """How many tiles `city` has bought and still holds (T04 price step)."""
-    n = 0
+    n = np.int64(0)
     for t in range(tile_bought_by.shape[0]):
         if tile_bought_by[t] == city:
             n += 1

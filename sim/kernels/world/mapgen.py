@@ -27,7 +27,7 @@ def _component(start: np.int64, passable: np.ndarray, neighbours: np.ndarray) ->
     n = passable.shape[0]
     seen = np.zeros(n, dtype=np.bool_)
     stack = np.empty(n, dtype=np.int64)
-    top = 0
+    top = np.int64(0)
     seen[start] = True
     stack[top] = start
     top += 1
@@ -58,7 +58,7 @@ def _connect_land(terrain: np.ndarray, terrain_passable: np.ndarray, neighbours:
     for t in range(n):
         passable[t] = terrain_passable[terrain[t]]
     # the main component grows from the passable tile nearest the centre (index n // 2)
-    start = -1
+    start = np.int64(-1)
     for off in range(n):
         for cand in (n // 2 + off, n // 2 - off):
             if 0 <= cand < n and passable[cand] and start < 0:
@@ -71,15 +71,15 @@ def _connect_land(terrain: np.ndarray, terrain_passable: np.ndarray, neighbours:
         start = n // 2
     while True:
         main = _component(start, passable, neighbours)
-        outside = 0
+        outside = np.int64(0)
         for t in range(n):
             if passable[t] and not main[t]:
                 outside += 1
         if outside == 0:
             return
-        bridge = -1
+        bridge = np.int64(-1)
         frontier = np.empty(n, dtype=np.int64)
-        n_frontier = 0
+        n_frontier = np.int64(0)
         for t in range(n):
             if passable[t]:
                 continue
@@ -176,14 +176,14 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
 
     want = villages_per_seat * n_seats
     villages = np.full(want, -1, dtype=np.int64)
-    n_villages = 0
+    n_villages = np.int64(0)
     placed = np.empty(n_seats + want, dtype=np.int64)
     placed[:n_seats] = starts
     n_placed = n_seats
     for _ in range(want):
         # the legal tile farthest from everything placed, ties to the key
-        best = -1
-        best_d = -1
+        best = np.int64(-1)
+        best_d = np.int64(-1)
         for t in range(n):
             if not terrain_passable[terrain[t]]:
                 continue
@@ -199,9 +199,9 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
 
     want = camps_per_seat * n_seats
     camps = np.full(want, -1, dtype=np.int64)
-    n_camps = 0
+    n_camps = np.int64(0)
     for _ in range(want):
-        best = -1
+        best = np.int64(-1)
         for t in range(n):
             if not terrain_passable[terrain[t]]:
                 continue

@@ -53,9 +53,9 @@ def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
             utype = tb.start_units[k]
             tile = free_tile_near(st, tb, board, starts[s], s)
             if tile >= 0:
-                spawn_unit(st, tb, utype, s, tile, tb.unit_hp[utype], -1)
+                spawn_unit(st, tb, utype, s, tile, tb.unit_hp[utype], np.int64(-1))
     for v in range(villages.shape[0]):
-        place_city(st, tb, villages[v], NEUTRAL, tb.village_population)
+        place_city(st, tb, villages[v], np.int64(NEUTRAL), tb.village_population)
     for m in range(min(camps.shape[0], st.camp_tile.shape[0])):
         st.camp_tile[m] = camps[m]
     return True

@@ -69,8 +69,8 @@ def _sample_starts(first: np.int64, allowed: np.ndarray, key: np.ndarray, n_seat
     starts = np.full(n_seats, -1, dtype=np.int64)
     starts[0] = first
     for s in range(1, n_seats):
-        best = -1
-        best_d = -1
+        best = np.int64(-1)
+        best_d = np.int64(-1)
         for t in range(allowed.shape[0]):
             if not allowed[t]:
                 continue
@@ -101,10 +101,10 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
     n = terrain.shape[0]
     # first tiles of the candidate sets: the allowed first tiles with the lowest keys
     firsts = np.full(max(candidates, 1), -1, dtype=np.int64)
-    n_firsts = 0
+    n_firsts = np.int64(0)
     taken = np.zeros(n, dtype=np.bool_)
     for k in range(firsts.shape[0]):
-        best = -1
+        best = np.int64(-1)
         for t in range(n):
             if first_ok[t] and not taken[t] and (best < 0 or key[t] < key[best]):
                 best = t
@@ -162,7 +162,7 @@ def _top_up_weak_starts(rng: np.ndarray, starts: np.ndarray, terrain: np.ndarray
     worth = np.empty(n_seats, dtype=np.int64)
     for _ in range(terrain.shape[0]):
         total = np.int64(0)
-        weakest = 0
+        weakest = np.int64(0)
         for i in range(n_seats):
             worth[i] = start_worth(starts[i], terrain, node, terrain_passable, distance, radius,
                                    land_weight, node_weight, food_weight)
@@ -172,7 +172,7 @@ def _top_up_weak_starts(rng: np.ndarray, starts: np.ndarray, terrain: np.ndarray
         if worth[weakest] * PERCENT * n_seats >= total * (PERCENT - tolerance_pct):
             return
         home = starts[weakest]
-        spot = -1
+        spot = np.int64(-1)
         for t in range(terrain.shape[0]):
             if distance[home, t] > radius or not terrain_passable[terrain[t]] or node[t] >= 0:
                 continue

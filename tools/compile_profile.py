@@ -1,0 +1,89 @@
+"""Where a cold compile of the engine goes, by numba's own event API.
+
+    .venv/bin/python tools/compile_profile.py [--top N]
+
+Plays one standard match with an empty numba cache (a temporary SIM_CACHE_DIR) while
+recording numba's "numba:compile" events, then prints the functions whose compile took
+the most time of their own (the compiles of the functions they call subtracted), how
+many specializations (signatures) each dispatcher of sim.kernels compiled, and the
+total. A function compiled more than once is a candidate for fewer specializations
+(a caller passing a literal where a variable would do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+
+def _short(numba_type) -> str:
+    """A numba type's name, a record's cut to its kind and size (the state's repr is
+    its hundreds of fields)."""
+    text = str(numba_type)
+    if text.startswith("Record("):
+        return f"Record(size={numba_type.size}, aligned={numba_type.aligned})"
+    return text[:120]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--signatures", action="store_true",
+                        help="print the argument types of each repeated compile")
+    args = parser.parse_args()
+    os.environ["SIM_CACHE_DIR"] = tempfile.mkdtemp(prefix="sim-compile-profile-")
+    from numba.core import event
+
+    stack: list[list] = []
+    own: dict[str, float] = defaultdict(float)
+    count: dict[str, int] = defaultdict(int)
+    signatures: dict[str, list[tuple]] = defaultdict(list)
+    callers: dict[str, list[str]] = defaultdict(list)
+
+    class Own(event.Listener):
+        def on_start(self, ev):
+            name = ev.data["dispatcher"].py_func.__qualname__
+            signatures[name].append(tuple(ev.data["args"]))
+            callers[name].append(stack[-1][0] if stack else "(Python)")
+            stack.append([name, time.perf_counter(), 0.0])
+
+        def on_end(self, ev):
+            name, t0, children = stack.pop()
+            spent = time.perf_counter() - t0
+            own[name] += spent - children
+            count[name] += 1
+            if stack:
+                stack[-1][2] += spent
+
+    t0 = time.perf_counter()
+    with event.install_listener("numba:compile", Own()):
+        from sim.engine.match import play_match
+        from sim.rules.tables import load_tables
+
+        play_match(load_tables(), 1)
+    total = time.perf_counter() - t0
+    print(f"cold first match: {total:.1f} s wall, {time.process_time():.1f} s CPU; "
+          f"{sum(count.values())} compiles of {len(count)} functions")
+    for name, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"{seconds:7.2f} s  {count[name]:2d}x  {name}")
+    repeated = {n: c for n, c in count.items() if c > 1}
+    print("compiled more than once:", ", ".join(f"{n} {c}x" for n, c in
+                                                sorted(repeated.items(), key=lambda kv: -kv[1]))
+          or "none", file=sys.stdout)
+    if args.signatures:
+        for name in repeated:
+            sigs = signatures[name]
+            differ = [k for k in range(len(sigs[0]))
+                      if len({str(sig[k]) for sig in sigs if k < len(sig)}) > 1]
+            for k in differ:
+                print(f"  {name} argument {k}: " + " | ".join(
+                    f"{_short(sig[k])} (from {caller})"
+                    for sig, caller in zip(sigs, callers[name], strict=True) if k < len(sig)))
+
+
+if __name__ == "__main__":
+    main()
