@@ -254,8 +254,8 @@ class _Tables:
     gold: pl.DataFrame               # the gold term's share, winners and standing seats
 
     def release(self) -> None:
-        """Drop the largest frames once every section is written: the charts' renderer
-        then never draws on top of them."""
+        """Hand the largest frames' memory back once every section is written, before
+        this process builds the charts."""
         self.events = self.usage = None
 
 
