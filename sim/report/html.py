@@ -11,6 +11,7 @@ import json
 import shlex
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -203,15 +204,18 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
 def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | None,
                   gate: pl.DataFrame | None, against: str | Path | None,
                   history: pl.DataFrame | None, gate_notes: Sequence[str] = ()) -> str:
-    # the small tables whole, events and turns as scans: the metrics below read the
-    # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
-    # content aggregates stream through the scans (a 12,000-match run's events and
-    # turns tables hold some 18 million rows)
+    """The page of `run_dir`: its tables computed first (_analyse), then each section
+    of _SECTIONS written in page order, then the charts drawn into their slots, the
+    rules the page names, and the head with the failure lines."""
     # scipy and statsmodels load on the other core while the scans below read Parquet
     # (the first interval waits for them)
     # (without pyarrow: 35 MB that nothing in the report calls; stats._lib)
     # and altair (0.2 s), which only the charts at the end need, after them
     stats.preload(without_pyarrow=True, then=("sim.analysis.charts",))
+    # the small tables whole, events and turns as scans: the metrics below read the
+    # events of metrics.EVENT_KINDS (a few percent of the table), and the turns and
+    # content aggregates stream through the scans (a 12,000-match run's events and
+    # turns tables hold some 18 million rows)
     run = scan_run(run_dir)
     prov = run.provenance
     baseline = baseline or run.baseline
@@ -219,6 +223,45 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
                          f"({', '.join(variants)})")
+    page = _Page(run_dir=run_dir, run=run, prov=prov, baseline=baseline, variants=variants,
+                 renderer=renderer, tables=_analyse(run, prov, baseline, variants),
+                 gate=gate, against=against, history=history, gate_notes=gate_notes)
+    for write_section in _SECTIONS:
+        write_section(page)
+    page.tables.release()  # every table is written: hand their memory back
+    body = _draw_charts(page)
+    named = mentioned_rules(body)
+    if named:
+        body += f"<h2>Rules named in this report</h2>{_glossary(named)}"
+    return _page_html(page, body)
+
+
+@dataclass
+class _Tables:
+    """The tables more than one section reads, or that must be computed before the
+    charts' renderer starts (see _analyse); frames one row per variant × item unless
+    said otherwise."""
+
+    events: pl.DataFrame | None      # the event rows of metrics.EVENT_KINDS, one per event
+    depth: pl.DataFrame              # deepest capital-fall cascade per seat × match
+    cascade_tables: list[tuple[str, pl.DataFrame]]  # (heading, table) of the cascades
+    usage: pl.DataFrame | None       # content usage with Wilson intervals and `dead`
+    errors: pl.DataFrame             # played, finished, failed per variant
+    freq: pl.DataFrame               # victory shares per variant × victory type
+    tests: pl.DataFrame | None       # paired tests vs the baseline, Holm-corrected
+    mix: pl.DataFrame | None         # the joint victory-mix test per variant
+    notes: list[str]                 # where resolution limits the tests, in words
+    gold: pl.DataFrame               # the gold term's share, winners and standing seats
+
+    def release(self) -> None:
+        """Hand the largest frames' memory back once every section is written, before
+        this process builds the charts."""
+        self.events = self.usage = None
+
+
+def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
+             variants: list[str]) -> _Tables:
+    """The scans' passes, in the order that keeps the report's peak memory low."""
     # the widest pass first, while nothing else is held: its buffers then never stack on
     # the event rows below (the report's peak memory)
     counts = metrics.usage_counts(run.matches, run.events, prov, usage=run.usage)
@@ -241,214 +284,356 @@ def _build_report(run_dir: str | Path, renderer: SvgRenderer, baseline: str | No
     tests = mix = None
     notes: list[str] = []
     if len(variants) > 1:
-        tests = pl.concat([metrics.paired_victory_tests(run.matches, baseline),
-                           metrics.paired_metric_tests(run.matches, run.seats, events,
-                                                       baseline)],
-                          how="diagonal_relaxed")
-        if tests.height:
-            # the report says where resolution limits, in its own words
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", metrics.ResolutionWarning)
-                tests = metrics.significance(tests, method="holm")
-            notes += [str(w.message) for w in caught
-                      if issubclass(w.category, metrics.ResolutionWarning)]
-        mix = metrics.victory_mix_tests(run.matches, baseline)
-        if mix.height:
-            mix = metrics.significance(mix, method="holm")
-    gold = metrics.gold_share(run.seats)
-    sections: list[str] = []
+        tests, mix, notes = _paired_tests(run, events, baseline)
+    return _Tables(events=events, depth=depth, cascade_tables=cascade_tables, usage=usage,
+                   errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
+                   gold=metrics.gold_share(run.seats))
 
-    def section(title: str, body: str) -> None:
-        sections.append(f"<h2>{html.escape(title)}</h2>{body}")
 
-    # each chart is a call put off (`later`) until every table is computed: then this
-    # process builds the charts while the renderer's child, started at the first one,
-    # draws them on the other core. The child's JavaScript engine (some 130 MB) thus
-    # never sits on top of a scan's buffers
-    planned: list[tuple[Callable[[], Any], str]] = []
+def _paired_tests(run: RunScan, events: pl.DataFrame, baseline: str
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
+    """Each variant against the baseline on the same matches: the per-metric tests
+    (victory types and continuous metrics, Holm over all of them), the joint
+    victory-mix test (Holm over the variants), and the resolution notes."""
+    notes: list[str] = []
+    tests = pl.concat([metrics.paired_victory_tests(run.matches, baseline),
+                       metrics.paired_metric_tests(run.matches, run.seats, events, baseline)],
+                      how="diagonal_relaxed")
+    if tests.height:
+        # the report says where resolution limits, in its own words
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", metrics.ResolutionWarning)
+            tests = metrics.significance(tests, method="holm")
+        notes += [str(w.message) for w in caught
+                  if issubclass(w.category, metrics.ResolutionWarning)]
+    mix = metrics.victory_mix_tests(run.matches, baseline)
+    if mix.height:
+        mix = metrics.significance(mix, method="holm")
+    return tests, mix, notes
 
-    def figure(make_chart: Callable[[], Any], caption: str) -> str:
-        planned.append((make_chart, caption))
-        return f"<figure class='chart'>{_chart_slot(len(planned) - 1)}" \
+
+@dataclass
+class _Page:
+    """The report being written: the run, its tables, and the sections and charts so
+    far. Each chart is a call put off (`later`) until every table is computed: then
+    this process builds the charts while the renderer's child, started at the first
+    one, draws them on the other core. The child's JavaScript engine (some 130 MB)
+    thus never sits on top of a scan's buffers."""
+
+    run_dir: str | Path
+    run: RunScan
+    prov: dict[str, Any]
+    baseline: str
+    variants: list[str]
+    renderer: SvgRenderer
+    tables: _Tables
+    gate: pl.DataFrame | None
+    against: str | Path | None
+    history: pl.DataFrame | None
+    gate_notes: Sequence[str]
+    sections: list[str] = field(default_factory=list)
+    planned: list[tuple[Callable[[], Any], str]] = field(default_factory=list)
+
+    def section(self, title: str, body: str) -> None:
+        self.sections.append(f"<h2>{html.escape(title)}</h2>{body}")
+
+    def figure(self, make_chart: Callable[[], Any], caption: str) -> str:
+        """A chart's place in the page (drawn by _draw_charts), with its caption."""
+        self.planned.append((make_chart, caption))
+        return f"<figure class='chart'>{_chart_slot(len(self.planned) - 1)}" \
                f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
-    if gate is not None:
-        verdict = "PASS" if passed(gate) else f"FAIL ({failures(gate)} of {compared(gate)})"
-        pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
-            else "independent samples"
-        section(f"Regression gate: {verdict}",
-                f"<p>Against <code>{html.escape(str(against))}</code>: each victory share "
-                "must stay within ±margin of that run's (two one-sided tests, the 90% "
-                f"interval inside the margins; {pairing}).</p>" +
-                "".join(f"<p class='note'><strong>Note:</strong> {html.escape(n)}</p>"
-                        for n in gate_notes) +
-                _table(gate.select("variant", "victory", "before", "now", "difference", "lo",
-                                   "hi", "margin", "verdict")
-                       .with_columns(pl.col("verdict").str.starts_with("FAIL")
-                                     .alias("failed")),
-                       {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
-                        "hi": "pct", "margin": "pct"}, highlight="failed"))
-    if history is not None:
-        # the runs of this experiment only: another experiment's mix is another game
-        name = str(prov.get("experiment", {}).get("name", ""))
-        ours = history.filter((pl.col("experiment") == name) & (pl.col("variant") == baseline))
-        others = history.filter(pl.col("experiment") != name).get_column("run_id").n_unique()
-        left_out = f" {others} runs of other experiments in the index are left out." \
-            if others else ""
-        if ours.height:
-            nights = ours.get_column("run_id").n_unique()
-            section("History", figure(later.history_trend(ours, baseline),
-                                      f"The baseline ({baseline}) over the {nights} runs of "
-                                      f"experiment {name!r} in the history index, 95% Wilson "
-                                      f"intervals.{left_out}"))
-    if len(variants) > 1:
-        section("Headline: what each variant changed", _headline(
-            headline(tests, mix, prov, baseline), baseline))
-    worth = strategy_importance(run.matches, run.seats, baseline, provenance=prov)
+
+def _gate_section(page: _Page) -> None:
+    """The regression gate against an earlier run, when one was asked for."""
+    gate = page.gate
+    if gate is None:
+        return
+    verdict = "PASS" if passed(gate) else f"FAIL ({failures(gate)} of {compared(gate)})"
+    pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
+        else "independent samples"
+    page.section(f"Regression gate: {verdict}",
+                 f"<p>Against <code>{html.escape(str(page.against))}</code>: each victory "
+                 "share must stay within ±margin of that run's (two one-sided tests, the 90% "
+                 f"interval inside the margins; {pairing}).</p>" +
+                 "".join(f"<p class='note'><strong>Note:</strong> {html.escape(n)}</p>"
+                         for n in page.gate_notes) +
+                 _table(gate.select("variant", "victory", "before", "now", "difference",
+                                    "lo", "hi", "margin", "verdict")
+                        .with_columns(pl.col("verdict").str.starts_with("FAIL")
+                                      .alias("failed")),
+                        {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
+                         "hi": "pct", "margin": "pct"}, highlight="failed"))
+
+
+def _history_section(page: _Page) -> None:
+    """The baseline's victory mix run by run, when a history index was given."""
+    if page.history is None:
+        return
+    baseline, history = page.baseline, page.history
+    # the runs of this experiment only: another experiment's mix is another game
+    name = str(page.prov.get("experiment", {}).get("name", ""))
+    ours = history.filter((pl.col("experiment") == name) & (pl.col("variant") == baseline))
+    others = history.filter(pl.col("experiment") != name).get_column("run_id").n_unique()
+    left_out = f" {others} runs of other experiments in the index are left out." \
+        if others else ""
+    if ours.height:
+        nights = ours.get_column("run_id").n_unique()
+        page.section("History", page.figure(
+            later.history_trend(ours, baseline),
+            f"The baseline ({baseline}) over the {nights} runs of experiment {name!r} in "
+            f"the history index, 95% Wilson intervals.{left_out}"))
+
+
+def _headline_section(page: _Page) -> None:
+    """What each variant changed, in sentences (a run of one variant has none)."""
+    if len(page.variants) > 1:
+        page.section("Headline: what each variant changed", _headline(
+            headline(page.tables.tests, page.tables.mix, page.prov, page.baseline),
+            page.baseline))
+
+
+def _strategy_worth_section(page: _Page) -> None:
+    """Restricted play: what forbidding a seat an item costs it, when a variant does."""
+    run = page.run
+    worth = strategy_importance(run.matches, run.seats, page.baseline, provenance=page.prov)
     if worth.height:
-        section("What each strategy is worth",
-                _strategy_worth(worth, baseline_use(run.matches, run.events, run.seats,
-                                                    baseline, prov), baseline, figure))
-    effects = skill_effects(run.matches, prov, baseline)
+        page.section("What each strategy is worth",
+                     _strategy_worth(worth, baseline_use(run.matches, run.events, run.seats,
+                                                         page.baseline, page.prov),
+                                     page.baseline, page.figure))
+
+
+def _skill_section(page: _Page) -> None:
+    """Each change's effects at every AI skill, when the variants play more than one."""
+    effects = skill_effects(page.run.matches, page.prov, page.baseline)
     if effects.height and effects.get_column("skill").n_unique() > 1:
-        section("Does it survive a stronger player? Effects by AI skill",
-                _skill_robustness(effects, figure))
-    summary = summary_table(run, freq, gold, errors)
-    section("Summary per variant", _table(summary) +
-            "<p class='muted'>Victory shares over finished matches with 95% Wilson "
-            "intervals; gold share: the gold term's share of the final score of the "
-            "winners and of the seats standing at the end (eliminated seats, whose whole "
-            f"score is gold, left out); baseline: <code>{html.escape(baseline)}</code>.</p>")
-    if tests is not None and tests.height:
-        show = tests.select("variant", "metric", "baseline_value", "variant_value",
-                            "difference", "lo", "hi", "p_value", "p_adjusted", "n_pairs",
-                            "changed")
-        limited = "".join(f"<p class='muted'>Resolution: {html.escape(n)}.</p>" for n in notes)
-        section("Changed vs baseline",
-                _table(show, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
-                "<p class='muted'>Paired on shared seeds (common random numbers), a pair "
-                "only when both matches finished: exact McNemar tests for victory types "
-                "(Newcombe's paired interval of the difference), "
-                "cluster-robust paired t-tests for continuous metrics (seats clustered by "
-                "match); p-values Holm-corrected across all metrics × variants; "
-                "highlighted rows changed at α = 0.05.</p>" + limited +
-                figure(later.paired_differences(tests), "Variant minus baseline with 95% "
-                       "paired intervals, one panel per unit (each its own axis): victory "
-                       "and gold shares in percentage points, end turn in turns, capital "
-                       "falls per match."))
+        page.section("Does it survive a stronger player? Effects by AI skill",
+                     _skill_robustness(effects, page.figure))
+
+
+def _summary_section(page: _Page) -> None:
+    t = page.tables
+    summary = summary_table(page.run, t.freq, t.gold, t.errors)
+    page.section("Summary per variant", _table(summary) +
+                 "<p class='muted'>Victory shares over finished matches with 95% Wilson "
+                 "intervals; gold share: the gold term's share of the final score of the "
+                 "winners and of the seats standing at the end (eliminated seats, whose "
+                 "whole score is gold, left out); baseline: "
+                 f"<code>{html.escape(page.baseline)}</code>.</p>")
+
+
+def _changed_section(page: _Page) -> None:
+    """The paired per-metric tests vs the baseline and their chart."""
+    tests = page.tables.tests
+    if tests is None or not tests.height:
+        return
+    show = tests.select("variant", "metric", "baseline_value", "variant_value",
+                        "difference", "lo", "hi", "p_value", "p_adjusted", "n_pairs",
+                        "changed")
+    limited = "".join(f"<p class='muted'>Resolution: {html.escape(n)}.</p>"
+                      for n in page.tables.notes)
+    page.section("Changed vs baseline",
+                 _table(show, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
+                 "<p class='muted'>Paired on shared seeds (common random numbers), a pair "
+                 "only when both matches finished: exact McNemar tests for victory types "
+                 "(Newcombe's paired interval of the difference), "
+                 "cluster-robust paired t-tests for continuous metrics (seats clustered by "
+                 "match); p-values Holm-corrected across all metrics × variants; "
+                 "highlighted rows changed at α = 0.05.</p>" + limited +
+                 page.figure(later.paired_differences(tests), "Variant minus baseline with "
+                             "95% paired intervals, one panel per unit (each its own axis): "
+                             "victory and gold shares in percentage points, end turn in "
+                             "turns, capital falls per match."))
+
+
+def _victory_mix_section(page: _Page) -> None:
+    """The joint test of each variant's whole victory mix (Stuart–Maxwell)."""
+    mix = page.tables.mix
     if mix is not None and mix.height:
-        section("Victory mix vs baseline",
-                _table(mix, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
-                "<p class='muted'>One joint test of the whole victory mix per variant "
-                "(Stuart–Maxwell, Holm-corrected across variants); victory_changed and "
-                "winner_changed count the paired matches whose victory type or winning "
-                "seat differs from the baseline's.</p>")
-    section("Victory types", figure(later.victory_mix(freq), "Share of matches by victory "
-                                    "type, 95% Wilson intervals (simultaneous Goodman "
-                                    "intervals in the table below).") +
-            _table(freq, {"share": "pct", "lo": "pct", "hi": "pct", "lo_simultaneous": "pct",
-                          "hi_simultaneous": "pct"}))
-    points, steps, band = metrics.dose_response(run.matches, prov)
+        page.section("Victory mix vs baseline",
+                     _table(mix, {"p_value": "p", "p_adjusted": "p"}, highlight="changed") +
+                     "<p class='muted'>One joint test of the whole victory mix per variant "
+                     "(Stuart–Maxwell, Holm-corrected across variants); victory_changed and "
+                     "winner_changed count the paired matches whose victory type or "
+                     "winning seat differs from the baseline's.</p>")
+
+
+def _victory_types_section(page: _Page) -> None:
+    freq = page.tables.freq
+    page.section("Victory types",
+                 page.figure(later.victory_mix(freq), "Share of matches by victory type, "
+                             "95% Wilson intervals (simultaneous Goodman intervals in the "
+                             "table below).") +
+                 _table(freq, {"share": "pct", "lo": "pct", "hi": "pct",
+                               "lo_simultaneous": "pct", "hi_simultaneous": "pct"}))
+
+
+def _dose_response_sections(page: _Page) -> None:
+    """One section per table key the variants set to several values: its curves, the
+    steepest step of each (its cliff) and the values that keep every victory type in
+    its band (metrics.DEFAULT_BANDS)."""
+    points, steps, band = metrics.dose_response(page.run.matches, page.prov)
+    bands = ", ".join(f"{v} {lo:.0%}–{hi:.0%}" for v, (lo, hi) in
+                      metrics.DEFAULT_BANDS.items())
     for key in points.get_column("key").unique(maintain_order=True).to_list():
         cliffs = (steps.filter((pl.col("key") == key) & pl.col("cliff"))
                   .select("victory", "from_value", "to_value", "difference", "lo", "hi",
                           "p_value", "slope"))
         inside = band.filter((pl.col("key") == key) & pl.col("in_band"))
         values = ", ".join(f"{v:g}" for v in inside.get_column("value").to_list()) or "none"
-        bands = ", ".join(f"{v} {lo:.0%}–{hi:.0%}" for v, (lo, hi) in
-                          metrics.DEFAULT_BANDS.items())
-        section(f"Dose-response: {key}",
-                figure(later.dose_response(points, key), "Victory shares at each value of "
-                       "the key (the variants that override it alone, and the baseline), "
-                       "95% Wilson intervals.") +
-                "<h3>Cliffs: the steepest step of each curve</h3>" +
-                _table(cliffs, {"p_value": "p"}) +
-                f"<p class='muted'>Each step is paired on the same matches (McNemar, "
-                f"Newcombe's interval); slope: change in share per unit of the key. Every "
-                f"victory type within its band ({html.escape(bands)}) at: "
-                f"<b>{html.escape(values)}</b>.</p>")
-    section("End turns", figure(later.end_turns(metrics.end_turn_distribution(run.matches)),
-                                "p10–p90 whiskers, p25–p75 bars, median ticks."))
-    section("Gold term", figure(later.gold_share(gold), "Share of the gold term in the "
-                                "final score (T13): winners, and seats standing at the end; "
-                                "95% intervals clustered by match.") +
-            _table(gold, {"mean": "pct", "lo": "pct", "hi": "pct"}) +
-            figure(later.gold_share_over_turns(metrics.gold_share_over_turns(
-                run.turns, run.seats, sums=run.gold_turns)),
-                   "Mean share per turn over the seats standing at that turn.") +
-            figure(later.score_decomposition(metrics.score_decomposition(run.seats)),
-                   "Mean points per score term, winners and standing seats."))
-    falls = metrics.capital_falls_per_match(events, run.matches)
+        page.section(f"Dose-response: {key}",
+                     page.figure(later.dose_response(points, key), "Victory shares at each "
+                                 "value of the key (the variants that override it alone, "
+                                 "and the baseline), 95% Wilson intervals.") +
+                     "<h3>Cliffs: the steepest step of each curve</h3>" +
+                     _table(cliffs, {"p_value": "p"}) +
+                     f"<p class='muted'>Each step is paired on the same matches (McNemar, "
+                     f"Newcombe's interval); slope: change in share per unit of the key. "
+                     f"Every victory type within its band ({html.escape(bands)}) at: "
+                     f"<b>{html.escape(values)}</b>.</p>")
+
+
+def _end_turns_section(page: _Page) -> None:
+    page.section("End turns",
+                 page.figure(later.end_turns(metrics.end_turn_distribution(page.run.matches)),
+                             "p10–p90 whiskers, p25–p75 bars, median ticks."))
+
+
+def _gold_section(page: _Page) -> None:
+    """The gold term's share of the final score (T13): per variant, turn by turn, and
+    the score's decomposition into its terms."""
+    run, gold = page.run, page.tables.gold
+    page.section("Gold term",
+                 page.figure(later.gold_share(gold), "Share of the gold term in the final "
+                             "score (T13): winners, and seats standing at the end; 95% "
+                             "intervals clustered by match.") +
+                 _table(gold, {"mean": "pct", "lo": "pct", "hi": "pct"}) +
+                 page.figure(later.gold_share_over_turns(metrics.gold_share_over_turns(
+                     run.turns, run.seats, sums=run.gold_turns)),
+                     "Mean share per turn over the seats standing at that turn.") +
+                 page.figure(later.score_decomposition(metrics.score_decomposition(run.seats)),
+                             "Mean points per score term, winners and standing seats."))
+
+
+def _cascades_section(page: _Page) -> None:
+    """Capital falls (V08, V10, V11): per match, the deepest cascades, and the tables
+    of what each fall transferred and caused. Starts the charts' renderer."""
+    falls = metrics.capital_falls_per_match(page.tables.events, page.run.matches)
     # the chart renderer's child starts its engine (0.7-0.9 s) on the other core while
     # this process computes the last tables and builds the charts; not before the
     # passes above (the widest, then the cascades' sorts), so its 80-140 MB never sit
     # on top of their buffers: started after event_rows, the two made a 12,000-match
     # run's peak 483-488 MB (517-526 before content usage streamed), against 416-418 MB
     # started here, for no measurable time
-    renderer.start()
-    section("Capital-fall cascades",
-            figure(later.capital_falls(falls), "Capital falls per match, 95% intervals.") +
-            figure(later.cascade_depth(depth),
-                   "Deepest cascade of each seat in each match: falls of the capital the "
-                   f"previous fall named, at most {metrics.CASCADE_WITHIN} turns apart "
-                   "(0: its capital never fell).") +
-            "".join(f"<h3>{html.escape(t)}</h3>{_table(f)}" for t, f in cascade_tables))
-    section("Seats and personalities",
-            figure(later.win_rates(metrics.win_rate_by_seat(run.seats), "seat"),
-                   "Win rate by seat position (seating rotates with the match index).") +
-            figure(later.win_rates(metrics.win_rate_by_personality(run.seats), "personality"),
-                   "Win rate by AI personality."))
+    page.renderer.start()
+    page.section("Capital-fall cascades",
+                 page.figure(later.capital_falls(falls),
+                             "Capital falls per match, 95% intervals.") +
+                 page.figure(later.cascade_depth(page.tables.depth),
+                             "Deepest cascade of each seat in each match: falls of the "
+                             "capital the previous fall named, at most "
+                             f"{metrics.CASCADE_WITHIN} turns apart "
+                             "(0: its capital never fell).") +
+                 "".join(f"<h3>{html.escape(t)}</h3>{_table(f)}"
+                         for t, f in page.tables.cascade_tables))
+
+
+def _seats_section(page: _Page) -> None:
+    seats = page.run.seats
+    page.section("Seats and personalities",
+                 page.figure(later.win_rates(metrics.win_rate_by_seat(seats), "seat"),
+                             "Win rate by seat position (seating rotates with the match "
+                             "index).") +
+                 page.figure(later.win_rates(metrics.win_rate_by_personality(seats),
+                                             "personality"),
+                             "Win rate by AI personality."))
+
+
+def _content_section(page: _Page) -> None:
+    """How often each unit, building, tech and mechanic was used; dead content
+    highlighted."""
+    usage = page.tables.usage
     n_dead = usage.filter(pl.col("dead")).select("category", "item").unique().height
-    section("Content usage",
-            _table(content_table(usage), highlight="dead") +
-            f"<p class='muted'>Share of each variant's finished matches in which an item "
-            "was used at least once (units and buildings: built; techs: researched; "
-            "mechanics: their event), 95% Wilson intervals. Highlighted rows "
-            f"({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the matches of "
-            "some variant: dead content, a lever on it does nothing. Items are the "
-            "variants' tables as provenance.json recorded them.</p>")
-    counters = metrics.counters_to_win(prov)
-    near = metrics.near_misses(run.turns, run.matches, events, counters,
+    page.section("Content usage",
+                 _table(content_table(usage), highlight="dead") +
+                 f"<p class='muted'>Share of each variant's finished matches in which an "
+                 "item was used at least once (units and buildings: built; techs: "
+                 "researched; mechanics: their event), 95% Wilson intervals. Highlighted "
+                 f"rows ({n_dead}) were used in under {metrics.DEAD_SHARE:.0%} of the "
+                 "matches of some variant: dead content, a lever on it does nothing. Items "
+                 "are the variants' tables as provenance.json recorded them.</p>")
+
+
+def _near_misses_section(page: _Page) -> None:
+    """Dominance counters that came close to winning (V18) and Observatories lost to a
+    city's fall (V17)."""
+    run = page.run
+    counters = metrics.counters_to_win(page.prov)
+    near = metrics.near_misses(run.turns, run.matches, page.tables.events, counters,
                                runs=run.dominance_runs).with_columns(
         pl.col("variant").replace_strict(list(counters), list(counters.values()),
                                          default=metrics.COUNTER_TO_WIN,
                                          return_dtype=pl.Int64).alias("counter_to_win"))
-    section("Near misses", _table(near) +
-            "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
-            "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
-            "with the default 8) and reset; Observatories lost to a city's fall "
-            "(V17).</p>")
-    settings = report_settings(prov).anomalies
-    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors, settings,
-                      run.quiet)
-    section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
-                                    settings, run_dir))
-    section("Provenance", _provenance(prov))
-    del events, flags, usage  # every table is written: hand their memory back
-    body = "".join(sections)
+    page.section("Near misses", _table(near) +
+                 "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
+                 "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
+                 "with the default 8) and reset; Observatories lost to a city's fall "
+                 "(V17).</p>")
+
+
+def _anomalies_section(page: _Page) -> None:
+    run = page.run
+    settings = report_settings(page.prov).anomalies
+    flags = anomalies(run.matches, run.seats, page.tables.events, run.turns, run.errors,
+                      settings, run.quiet)
+    page.section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
+                                         settings, page.run_dir))
+
+
+def _provenance_section(page: _Page) -> None:
+    page.section("Provenance", _provenance(page.prov))
+
+
+# the report's sections in page order; each writes none, one or (dose-response) several
+_SECTIONS: tuple[Callable[[_Page], None], ...] = (
+    _gate_section, _history_section, _headline_section, _strategy_worth_section,
+    _skill_section, _summary_section, _changed_section, _victory_mix_section,
+    _victory_types_section, _dose_response_sections, _end_turns_section, _gold_section,
+    _cascades_section, _seats_section, _content_section, _near_misses_section,
+    _anomalies_section, _provenance_section)
+
+
+def _draw_charts(page: _Page) -> str:
+    """The sections as one string, each planned chart built here and drawn by the
+    renderer's child into its slot."""
+    body = "".join(page.sections)
     # altair's debug mode validates every object against the Vega-Lite schema as it
     # is made, a quarter of the charts' cost here; a test validates every chart of a
     # report instead (tests/test_report.py)
     from sim.analysis._altair import alt
 
     with alt.utils.schemapi.debug_mode(False):
-        for make_chart, caption in planned:
-            renderer.submit(make_chart(), caption)
-    for i, drawn in enumerate(renderer.results()):
+        for make_chart, caption in page.planned:
+            page.renderer.submit(make_chart(), caption)
+    for i, drawn in enumerate(page.renderer.results()):
         body = body.replace(_chart_slot(i), drawn, 1)
-    named = mentioned_rules(body)
-    if named:
-        body += f"<h2>Rules named in this report</h2>{_glossary(named)}"
-    title = f"Balance report — {prov.get('experiment', {}).get('name', Path(run_dir).name)}"
+    return body
+
+
+def _page_html(page: _Page, body: str) -> str:
+    """The whole document: head, title, the failure lines, then `body`."""
+    prov = page.prov
+    title = (f"Balance report — "
+             f"{prov.get('experiment', {}).get('name', Path(page.run_dir).name)}")
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             f"style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + failure_line(errors, run_dir) + dropped_line(run.matches) + body
-            + "</body></html>")
-
+            + failure_line(page.tables.errors, page.run_dir) + dropped_line(page.run.matches)
+            + body + "</body></html>")
 
 
 def _headline(entries: list[dict[str, Any]], baseline: str) -> str:

@@ -57,13 +57,32 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     """HTML text of the page. table: sim.analysis.sensitivity.effects; morris (with
     morris_design, its morris.json): sim.analysis.morris.morris_indices, or None
     for a run without a Morris screen."""
-    parts = []
-    present = table.get_column("metric").unique().to_list()
     groups = set(table.get_column("group").to_list()) if "group" in table.columns else set()
     # both kinds of key: the balance values first, then the match setup that moved
     # anything (sim.analysis.sensitivity.strongest)
     sections = [("balance", "balance values"), ("setup", "match setup")] \
         if groups == {"balance", "setup"} else [(None, "")]
+    outcomes = _outcome_sections(table, sections, top)
+    title = f"Sensitivity — {design.get('name', '')}"
+    morris_html = "" if morris is None or morris_design is None else \
+        morris_section(morris, morris_design)
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            f"style-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>{_intro(design, len(sections) == 2)}{outcomes}"
+            f"{morris_html}{_inert_section(table)}{_shared_matches_section(design)}"
+            f"{_skipped_section(design)}"
+            "</body></html>")
+
+
+def _outcome_sections(table: pl.DataFrame, sections: list[tuple[str | None, str]],
+                      top: int) -> str:
+    """Per outcome of METRICS_SHOWN the table has: for each group of keys (`sections`:
+    (group, its words), or one (None, "") when the keys are not ranked apart) the
+    tornado of the `top` strongest and their table."""
+    parts = []
+    present = table.get_column("metric").unique().to_list()
     for metric in (m for m in METRICS_SHOWN if m in present):
         parts.append(f"<h2>{html.escape(metric)}</h2>")
         for group, words in sections:
@@ -73,48 +92,72 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
             if shown.height == 0:
                 parts.append("<p class='muted'>None moved this outcome.</p>")
                 continue
-            title = f"What moves {metric}" + (f": {words}" if words else "")
-            order = "rank" if group is None else "group_rank"
-            table_rows = shown.select(
-                order, *(["rank"] if group is not None else []), "parameter",
-                *(["same_as"] if "same_as" in shown.columns else []),
-                "base", "low", "high", "low_value", "high_value", "effect",
-                "lo", "hi", "effect_per_10pct", "p_adjusted", "changed")
-            if group is not None:
-                table_rows = table_rows.rename({"rank": "rank of all keys"}) \
-                    .rename({"group_rank": "rank"})
-            parts.append(f"<figure class='chart'>{_svg(charts.tornado(shown, metric, title))}"
-                         f"</figure>{_table(table_rows, {'p_adjusted': 'p'}, highlight='changed')}")
-    inert = inert_parameters(table)
-    skipped = design.get("skipped", [])
+            parts.append(_strongest_keys(shown, metric, group, words))
+    return "".join(parts)
+
+
+def _strongest_keys(shown: pl.DataFrame, metric: str, group: str | None, words: str) -> str:
+    """The tornado chart of `shown` (the strongest keys of `group` on `metric`) and its
+    table; ranked within a group, the rank among all keys stays beside it."""
+    title = f"What moves {metric}" + (f": {words}" if words else "")
+    order = "rank" if group is None else "group_rank"
+    table_rows = shown.select(
+        order, *(["rank"] if group is not None else []), "parameter",
+        *(["same_as"] if "same_as" in shown.columns else []),
+        "base", "low", "high", "low_value", "high_value", "effect",
+        "lo", "hi", "effect_per_10pct", "p_adjusted", "changed")
+    if group is not None:
+        table_rows = table_rows.rename({"rank": "rank of all keys"}) \
+            .rename({"group_rank": "rank"})
+    return (f"<figure class='chart'>{_svg(charts.tornado(shown, metric, title))}"
+            f"</figure>{_table(table_rows, {'p_adjusted': 'p'}, highlight='changed')}")
+
+
+def _intro(design: dict[str, Any], two_groups: bool) -> str:
+    """How to read the effects; with `two_groups`, that balance values and the match's
+    setup keys are ranked apart."""
     n_params = len(design.get("parameters", []))
-    title = f"Sensitivity — {design.get('name', '')}"
-    intro = (f"<p class='muted'>{n_params} parameters, each moved ±{design.get('step', 0):.0%} "
-             "(integers by at least 1); every effect is the high value's outcome minus the "
-             "low value's on the same matches (common random numbers), with its 95 % paired "
-             "interval; red: significant after one Holm correction over every parameter × "
-             "outcome. Highlighted rows are significant." +
-             (" Balance values and the match's setup (" +
-              ", ".join(f"<code>{html.escape(k)}</code>" for k in design.get("setup_keys", []))
-              + ": its length, board size and game-speed and seat-count scales, which "
-              "each move many values at once) are ranked apart; the tables give both "
-              "ranks." if len(sections) == 2 else "") + "</p>")
-    inert_html = ("<h2>Inert parameters</h2><p>Not one match changed its winner, victory type "
-                  "or end turn between the low and the high value: a lever on these does "
-                  "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)
-                                       or "none") + "</p>")
+    return (f"<p class='muted'>{n_params} parameters, each moved ±{design.get('step', 0):.0%} "
+            "(integers by at least 1); every effect is the high value's outcome minus the "
+            "low value's on the same matches (common random numbers), with its 95 % paired "
+            "interval; red: significant after one Holm correction over every parameter × "
+            "outcome. Highlighted rows are significant." +
+            (" Balance values and the match's setup (" +
+             ", ".join(f"<code>{html.escape(k)}</code>" for k in design.get("setup_keys", []))
+             + ": its length, board size and game-speed and seat-count scales, which "
+             "each move many values at once) are ranked apart; the tables give both "
+             "ranks." if two_groups else "") + "</p>")
+
+
+def _inert_section(table: pl.DataFrame) -> str:
+    """The keys whose two values played alike (sim.analysis.sensitivity.inert_parameters)."""
+    inert = inert_parameters(table)
+    return ("<h2>Inert parameters</h2><p>Not one match changed its winner, victory type "
+            "or end turn between the low and the high value: a lever on these does "
+            "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)
+                                 or "none") + "</p>")
+
+
+def _shared_matches_section(design: dict[str, Any]) -> str:
+    """The moved values that play another variant's matches (design["plays"]: variant
+    -> the variant whose matches it plays): how many variants played, the keys that
+    are one lever with an earlier key (`same_as`), and the keys these matches never
+    read (both sides play the baseline's). "" when every moved value played."""
     plays = design.get("plays", {})
-    unread = [p["key"] for p in design.get("parameters", [])
-              if all(plays.get(p[side], p[side]) == design.get("baseline", "baseline")
+    if not plays:
+        return ""
+    baseline = design.get("baseline", "baseline")
+    parameters = design.get("parameters", [])
+    unread = [p["key"] for p in parameters
+              if all(plays.get(p[side], p[side]) == baseline
                      for side in ("low_variant", "high_variant"))]
     levers: dict[str, list[str]] = {}
-    for p in design.get("parameters", []):
+    for p in parameters:
         if p.get("same_as"):
             levers.setdefault(p["same_as"], []).append(p["key"])
-    played = 1 + len({v for p in design.get("parameters", [])
-                      for v in (p["low_variant"], p["high_variant"])} - set(plays)
-                     - {design.get("baseline", "baseline")})
-    shared_html = (
+    played = 1 + len({v for p in parameters for v in (p["low_variant"], p["high_variant"])}
+                     - set(plays) - {baseline})
+    return (
         "<h2>Keys that play the same matches</h2><p class='muted'>A moved value plays only "
         "when its match differs from every earlier one's (the compiled tables at these "
         f"seats and length, the turns, the personalities): {played} variants played. "
@@ -124,21 +167,17 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
                  for k, xs in levers.items()) or "<li>none</li>") +
         "</ul><p class='muted'>Never read by these matches (both sides play the "
         "baseline's, so inert by construction): " +
-        (", ".join(f"<code>{html.escape(k)}</code>" for k in unread) or "none") + ".</p>"
-        if plays else "")
-    skipped_html = "" if not skipped else (
-        "<h2>Skipped</h2><p class='muted'>The tables refuse both moved values:</p><ul>" +
-        "".join(f"<li><code>{html.escape(s['key'])}</code>: {html.escape(s['why'])}</li>"
-                for s in skipped) + "</ul>")
-    morris_html = "" if morris is None or morris_design is None else \
-        morris_section(morris, morris_design)
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            f"style-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{intro}{''.join(parts)}{morris_html}{inert_html}"
-            f"{shared_html}{skipped_html}"
-            "</body></html>")
+        (", ".join(f"<code>{html.escape(k)}</code>" for k in unread) or "none") + ".</p>")
+
+
+def _skipped_section(design: dict[str, Any]) -> str:
+    """The keys whose both moved values the tables refuse ("" when none)."""
+    skipped = design.get("skipped", [])
+    if not skipped:
+        return ""
+    return ("<h2>Skipped</h2><p class='muted'>The tables refuse both moved values:</p><ul>" +
+            "".join(f"<li><code>{html.escape(s['key'])}</code>: {html.escape(s['why'])}</li>"
+                    for s in skipped) + "</ul>")
 
 
 def write_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], out: Path,

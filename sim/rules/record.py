@@ -224,45 +224,101 @@ def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
-def _derive() -> tuple[RecordField, ...]:
-    """Walk the schema and place every key in one field (see the module docstring)."""
-    fields: list[RecordField] = []
-    claimed = {src: f for f in DERIVED for src in f.sources}
-    emitted: set[str] = set()
+class _FieldMap:
+    """The walk of the schema that places every key in one field (_derive): the
+    fields so far in schema order, and which DERIVED fields are emitted."""
 
-    def claim(key: str) -> bool:
+    def __init__(self) -> None:
+        self.fields: list[RecordField] = []
+        self.claimed = {src: f for f in DERIVED for src in f.sources}
+        self.emitted: set[str] = set()
+
+    def claim(self, key: str) -> bool:
         """True when a derived field (emitted here, once) or NOT_IN_RECORD covers `key`."""
         if key in NOT_IN_RECORD:
             return True
-        f = claimed.get(key)
+        f = self.claimed.get(key)
         if f is None:
             return False
-        if f.name not in emitted:
-            emitted.add(f.name)
-            fields.append(f)
+        if f.name not in self.emitted:
+            self.emitted.add(f.name)
+            self.fields.append(f)
         return True
 
-    def scalar(key: str, path: tuple[str, ...], tp: Any) -> None:
+    def walk(self, model_type: type, path: tuple[str, ...]) -> None:
+        """Place every key of the (sub-)table `model_type` at `path`: the AI's parameter
+        sets (D8), tables of named items, code-keyed tables, grouping sub-tables
+        (walked in turn) and scalars."""
+        for name, info in model_type.model_fields.items():
+            sub = (*path, name)
+            key = ".".join(sub)
+            tp = info.annotation
+            if self.claim(key):
+                continue
+            if key == "ai":
+                self.fields.append(AI_FIELD)
+                # the shared lookahead values are no personality's: plain scalars
+                self.walk(tp.model_fields["lookahead"].annotation, (*sub, "lookahead"))
+                continue
+            if key in ITEMS:
+                self.per_item(key, typing.get_args(tp)[1])
+                continue
+            codes = _code_tuple(tp)
+            if codes is not None:
+                self.code_keyed(key, name, sub, tp, codes)
+            elif _is_model(tp):         # a grouping sub-table: its keys keep their names
+                self.walk(tp, sub)
+            else:
+                self.scalar(key, sub, tp)
+
+    def scalar(self, key: str, path: tuple[str, ...], tp: Any) -> None:
+        """A number, a flag, or the name of another table's item (its code, -1 for "")."""
         name = RENAMES.get(key, path[-1])
         if tp is bool:
-            fields.append(RecordField(name, (key,), "", True, lambda m: int(_at(m, path))))
+            self.fields.append(RecordField(name, (key,), "", True, lambda m: int(_at(m, path))))
         elif tp is int:
-            fields.append(RecordField(name, (key,), "", False, lambda m: _at(m, path)))
+            self.fields.append(RecordField(name, (key,), "", False, lambda m: _at(m, path)))
         elif key in NAME_REFS:
             table = NAME_REFS[key]
-            fields.append(RecordField(name, (key,), f"{ITEMS[table][1]} code", False,
-                                      lambda m: _index(m, table, _at(m, path))))
+            self.fields.append(RecordField(name, (key,), f"{ITEMS[table][1]} code", False,
+                                           lambda m: _index(m, table, _at(m, path))))
         else:
             raise TypeError(f"{key}: no record field for a {tp!r}; add it to DERIVED or "
                             "NOT_IN_RECORD")
 
-    def per_item(table: str, path: tuple[str, ...], item_type: type) -> None:
+    def code_keyed(self, key: str, name: str, path: tuple[str, ...], tp: type,
+                   codes: str) -> None:
+        """A table keyed by the names of the code tuple `codes`: one vector in code order
+        (map.terrain_weights.<t> -> terrain_weights, (6,) TERRAINS), or, when each value
+        is a table, one vector per value (terrain.<t>.defence_pct -> terrain_defence_pct)."""
+        code_names = CODE_TUPLES[codes]
+        value = tp.model_fields[code_names[0]].annotation
+        shape = f"({len(code_names)},) {codes}"
+        if _is_model(value):    # terrain.<t>.<stat> -> terrain_<stat>
+            for stat, stat_info in value.model_fields.items():
+                flag = stat_info.annotation is bool
+                self.fields.append(RecordField(
+                    f"{name}_{stat}", tuple(f"{key}.{c}.{stat}" for c in code_names),
+                    shape, flag,
+                    lambda m, p=path, s=stat, f=flag, cs=code_names: np.asarray(
+                        [getattr(getattr(_at(m, p), c), s) for c in cs],
+                        dtype=np.uint8 if f else np.int64)))
+        else:                   # map.terrain_weights.<t> -> terrain_weights
+            self.fields.append(RecordField(
+                RENAMES.get(key, name), tuple(f"{key}.{c}" for c in code_names), shape,
+                False, lambda m, p=path, cs=code_names: _i64(getattr(_at(m, p), c)
+                                                             for c in cs)))
+
+    def per_item(self, table: str, item_type: type) -> None:
+        """A table of named items (a key of ITEMS): one array per value over the items in
+        code order (units.<name>.attack -> unit_attack, (U,)), or, for items keyed by
+        code names, one (N, len) matrix."""
         prefix, dim = ITEMS[table]
         codes = _code_tuple(item_type)
         if codes is not None:   # items keyed by code names: one (N, len) matrix
             key = f"{table}.*"
             n = len(CODE_TUPLES[codes])
-            fields.append(RecordField(
+            self.fields.append(RecordField(
                 RENAMES[table], tuple(f"{key}.{c}" for c in CODE_TUPLES[codes]),
                 f"({dim}, {n}) {codes}", False,
                 lambda m: np.asarray([[getattr(it, c) for c in CODE_TUPLES[codes]]
@@ -271,85 +327,56 @@ def _derive() -> tuple[RecordField, ...]:
             return
         for stat, info in item_type.model_fields.items():
             key = f"{table}.*.{stat}"
-            if claim(key):
-                continue
-            tp = info.annotation
-            name = f"{prefix}_{stat}"
-            shape = f"({dim},)"
-            if tp is bool:
-                fields.append(RecordField(name, (key,), shape, True,
-                                          lambda m, s=stat: _flags(getattr(it, s)
-                                                                   for it in _items(m, table))))
-            elif tp is int:
-                fields.append(RecordField(name, (key,), shape, False,
-                                          lambda m, s=stat: _i64(getattr(it, s)
-                                                                 for it in _items(m, table))))
-            elif typing.get_origin(tp) is Literal:
-                choices = typing.get_args(tp)
-                codes_name = next(n for n, c in CODE_TUPLES.items() if c == choices) \
-                    if choices in CODE_TUPLES.values() else "choices"
-                fields.append(RecordField(
-                    name, (key,), f"{shape} index into {codes_name}", False,
-                    lambda m, s=stat, ch=choices: _i64(ch.index(getattr(it, s))
-                                                       for it in _items(m, table))))
-            elif key in NAME_REFS:
-                ref = NAME_REFS[key]
-                fields.append(RecordField(
-                    name, (key,), f"{shape} {ITEMS[ref][1]} code, -1 none", False,
-                    lambda m, s=stat, r=ref: _i64(_index(m, r, getattr(it, s))
-                                                  for it in _items(m, table))))
-            else:
-                raise TypeError(f"{key}: no record field for a {tp!r}; add it to DERIVED "
-                                "or NOT_IN_RECORD")
+            if not self.claim(key):
+                self.fields.append(_item_stat(table, stat, info.annotation,
+                                              f"{prefix}_{stat}", f"({dim},)"))
 
-    def walk(model_type: type, path: tuple[str, ...]) -> None:
-        for name, info in model_type.model_fields.items():
-            sub = (*path, name)
-            key = ".".join(sub)
-            tp = info.annotation
-            if claim(key):
-                continue
-            if key == "ai":
-                fields.append(AI_FIELD)
-                # the shared lookahead values are no personality's: plain scalars
-                walk(tp.model_fields["lookahead"].annotation, (*sub, "lookahead"))
-                continue
-            if key in ITEMS:
-                per_item(key, sub, typing.get_args(tp)[1])
-                continue
-            codes = _code_tuple(tp)
-            if codes is not None:
-                code_names = CODE_TUPLES[codes]
-                value = tp.model_fields[code_names[0]].annotation
-                shape = f"({len(code_names)},) {codes}"
-                if _is_model(value):    # terrain.<t>.<stat> -> terrain_<stat>
-                    for stat, stat_info in value.model_fields.items():
-                        flag = stat_info.annotation is bool
-                        fields.append(RecordField(
-                            f"{name}_{stat}", tuple(f"{key}.{c}.{stat}" for c in code_names),
-                            shape, flag,
-                            lambda m, p=sub, s=stat, f=flag, cs=code_names: np.asarray(
-                                [getattr(getattr(_at(m, p), c), s) for c in cs],
-                                dtype=np.uint8 if f else np.int64)))
-                else:                   # map.terrain_weights.<t> -> terrain_weights
-                    fields.append(RecordField(
-                        RENAMES.get(key, name), tuple(f"{key}.{c}" for c in code_names), shape,
-                        False, lambda m, p=sub, cs=code_names: _i64(getattr(_at(m, p), c)
-                                                                     for c in cs)))
-            elif _is_model(tp):         # a grouping sub-table: its keys keep their names
-                walk(tp, sub)
-            else:
-                scalar(key, sub, tp)
+    def checked(self) -> tuple[RecordField, ...]:
+        """The fields, once every DERIVED field was placed and no name is taken twice."""
+        unused = [f.name for f in DERIVED if f.name not in self.emitted]
+        if unused:
+            raise TypeError(f"derived fields whose keys are not in the schema: {unused}")
+        names = [f.name for f in self.fields]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise TypeError(f"record fields named twice: {dupes}; add a RENAMES entry")
+        return tuple(self.fields)
 
-    walk(TablesModel, ())
-    unused = [f.name for f in DERIVED if f.name not in emitted]
-    if unused:
-        raise TypeError(f"derived fields whose keys are not in the schema: {unused}")
-    names = [f.name for f in fields]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise TypeError(f"record fields named twice: {dupes}; add a RENAMES entry")
-    return tuple(fields)
+
+def _item_stat(table: str, stat: str, tp: Any, name: str, shape: str) -> RecordField:
+    """The field of one value of every item of `table` (`shape` (U,), (B,), ...): flags,
+    numbers, a Literal choice as its position in the choices (a tech's focus, a card's
+    kind), or another table's item as its code (-1 for "", NAME_REFS)."""
+    key = f"{table}.*.{stat}"
+    if tp is bool:
+        return RecordField(name, (key,), shape, True,
+                           lambda m, s=stat: _flags(getattr(it, s) for it in _items(m, table)))
+    if tp is int:
+        return RecordField(name, (key,), shape, False,
+                           lambda m, s=stat: _i64(getattr(it, s) for it in _items(m, table)))
+    if typing.get_origin(tp) is Literal:
+        choices = typing.get_args(tp)
+        codes_name = next(n for n, c in CODE_TUPLES.items() if c == choices) \
+            if choices in CODE_TUPLES.values() else "choices"
+        return RecordField(
+            name, (key,), f"{shape} index into {codes_name}", False,
+            lambda m, s=stat, ch=choices: _i64(ch.index(getattr(it, s))
+                                               for it in _items(m, table)))
+    if key in NAME_REFS:
+        ref = NAME_REFS[key]
+        return RecordField(
+            name, (key,), f"{shape} {ITEMS[ref][1]} code, -1 none", False,
+            lambda m, s=stat, r=ref: _i64(_index(m, r, getattr(it, s))
+                                          for it in _items(m, table)))
+    raise TypeError(f"{key}: no record field for a {tp!r}; add it to DERIVED "
+                    "or NOT_IN_RECORD")
+
+
+def _derive() -> tuple[RecordField, ...]:
+    """Walk the schema and place every key in one field (see the module docstring)."""
+    fields = _FieldMap()
+    fields.walk(TablesModel, ())
+    return fields.checked()
 
 
 FIELDS = _derive()

@@ -274,8 +274,31 @@ def _reason(err: dict[str, Any]) -> str:
 def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple, str]]:
     """Checks that span several keys; each returns (path, reason). `check_board`: also
     whether the tables' own default match (match.seats, match.length) fits its board."""
+    out = _match_problems(m) + _required_name_problems(m) + _prerequisite_problems(m)
+    # looked for only when every check above passed (a tech that requires itself,
+    # already reported, is a cycle too)
+    if not out and _has_cycle({n: t.requires for n, t in m.techs.items()}):
+        out.append((("techs",), "prerequisites form a cycle"))
+    out += _name_reference_problems(m)
+    if m.map.start_edge_margin * 2 >= m.map.radius:
+        out.append((("map", "start_edge_margin"), "leaves no room for start tiles on this radius"))
+    # the tables' own preset's board here; another preset's where a match of it is asked
+    # for (an experiment, `sim match --length`, Tables.arrays): a designer who shrinks
+    # map.radius for standard matches is not refused over a short board never played
+    out += board_shape_problems(m, m.match.length)
+    out += _city_problems(m) + _weight_problems(m)
+    # only for tables every other check passed: placing the starts reads the radius,
+    # margin, spacing and terrain weights checked above
+    if not out and check_board:
+        out += board_problems(m, m.match.seats, m.match.length)
+    return out
+
+
+def _match_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """The [match] table against itself and the tables it names: one scale per length
+    preset (D6), seat scales keyed by seat counts, and a known preset, personalities
+    and start units."""
     out: list[tuple[tuple, str]] = []
-    techs = set(m.techs)
     if set(m.match.cost_scale_pct) != set(m.match.lengths):
         out.append((("match", "cost_scale_pct"), "needs one value per length preset "
                     f"{sorted(m.match.lengths)}, got {sorted(m.match.cost_scale_pct)}"))
@@ -298,6 +321,12 @@ def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple,
     for i, name in enumerate(m.match.start_units):
         if name not in m.units:
             out.append((("match", "start_units", i), f"unknown unit {name!r}"))
+    return out
+
+
+def _required_name_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """The units, buildings and techs the scenario contract (SCENARIOS.md) names."""
+    out: list[tuple[tuple, str]] = []
     for name in REQUIRED_UNITS:
         if name not in m.units:
             out.append((("units",), f"unit {name!r} must be defined (scenario files name it)"))
@@ -305,16 +334,29 @@ def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple,
         if name not in m.buildings:
             out.append((("buildings",), f"building {name!r} must be defined"))
     for name in REQUIRED_TECHS:
-        if name not in techs:
+        if name not in m.techs:
             out.append((("techs",), f"tech {name!r} must be defined"))
+    return out
+
+
+def _prerequisite_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """Each tech's `requires`: known techs, never itself."""
+    out: list[tuple[tuple, str]] = []
     for name, tech in m.techs.items():
         for i, req in enumerate(tech.requires):
-            if req not in techs:
+            if req not in m.techs:
                 out.append((("techs", name, "requires", i), f"unknown tech {req!r}"))
             elif req == name:
                 out.append((("techs", name, "requires", i), "a tech cannot require itself"))
-    if not out and _has_cycle({n: t.requires for n, t in m.techs.items()}):
-        out.append((("techs",), "prerequisites form a cycle"))
+    return out
+
+
+def _name_reference_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """The names other keys refer to: each unit's and building's tech, a unit that
+    founds cities, the law tech of revolts (V11), and the science victory's
+    Observatory and its tech (V16)."""
+    out: list[tuple[tuple, str]] = []
+    techs = set(m.techs)
     for kind, items in (("units", m.units), ("buildings", m.buildings)):
         for name, item in items.items():
             if item.tech and item.tech not in techs:
@@ -332,12 +374,12 @@ def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple,
     if m.science.observatory_tech not in techs:
         out.append((("science", "observatory_tech"),
                     f"unknown tech {m.science.observatory_tech!r}"))
-    if m.map.start_edge_margin * 2 >= m.map.radius:
-        out.append((("map", "start_edge_margin"), "leaves no room for start tiles on this radius"))
-    # the tables' own preset's board here; another preset's where a match of it is asked
-    # for (an experiment, `sim match --length`, Tables.arrays): a designer who shrinks
-    # map.radius for standard matches is not refused over a short board never played
-    out += board_shape_problems(m, m.match.length)
+    return out
+
+
+def _city_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """A city's region rings (T03, T15) and its population bounds."""
+    out: list[tuple[tuple, str]] = []
     t = m.territory
     if t.grown_ring_radius < t.ring_radius:
         out.append((("territory", "grown_ring_radius"), "must be >= ring_radius (T03)"))
@@ -352,6 +394,13 @@ def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple,
     if c.settler_min_population <= c.settler_population_cost:
         out.append((("city", "settler_min_population"),
                     "must exceed settler_population_cost (a city keeps population >= 1)"))
+    return out
+
+
+def _weight_problems(m: TablesModel) -> list[tuple[tuple, str]]:
+    """The weights maps and events are drawn with: a passable terrain with a weight,
+    a card and a resource node that can be drawn."""
+    out: list[tuple[tuple, str]] = []
     passable = [n for n in TERRAINS if getattr(m.terrain, n).passable]
     if not passable:
         out.append((("terrain",), "at least one terrain must be passable"))
@@ -361,8 +410,6 @@ def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple,
         out.append((("events", "cards"), "card weights must not all be 0"))
     if sum(m.map.node_weights.model_dump().values()) == 0 and m.map.node_share_pct > 0:
         out.append((("map", "node_weights"), "node weights must not all be 0"))
-    if not out and check_board:
-        out += board_problems(m, m.match.seats, m.match.length)
     return out
 
 

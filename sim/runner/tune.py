@@ -48,7 +48,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -539,10 +539,39 @@ def _run_locked(tune, out, score, jobs, backend, scheduler, say, command) -> dic
         storage.engine.dispose()   # close SQLite now, not whenever the storage is collected
 
 
+@dataclass
+class _StudyRun:
+    """One run (or resumption) of a tune's study: what each sweep it plays needs, and
+    the trials played now (their times give the ETA)."""
+
+    tune: Tune
+    out: Path
+    study: Any                       # optuna.Study
+    score: Scorer
+    jobs: int
+    backend: str
+    scheduler: str | None
+    say: Callable[[str], None]
+    command: str
+    pool: Any = None
+    # (seconds, matches) of each trial played now: the ETA's rate
+    timed: list[tuple[float, int]] = field(default_factory=list)
+    played: int = 0                  # trials whose sweep played matches now
+
+    def sweep(self, experiment: Any, folder: Path, **options: Any) -> dict[str, Any]:
+        """run_sweep on the run's workers, without a progress bar (one line per trial)."""
+        return run_sweep(experiment, folder, self.jobs, self.backend, self.scheduler,
+                         progress=False, say=self.say, command=self.command, pool=self.pool,
+                         **options)
+
+
 def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, pool=None
                ) -> dict[str, Any]:
-    from optuna.trial import Trial, TrialState
+    """Every trial of the budget not told before, then the best one's confirmation;
+    returns run_tune's summary."""
+    from optuna.trial import TrialState
 
+    run = _StudyRun(tune, out, study, score, jobs, backend, scheduler, say, command, pool)
     budget = tune.spec.trials
     told = told_trials(tune, study)
     if _abandon_strays(tune, study, told):
@@ -551,62 +580,98 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
     if done_before:
         say(f"{out}: resuming: {done_before} of {budget} trials told before")
     distributions = _distributions(tune)
-    # (seconds, matches) of each trial played now: the ETA's rate
-    timed: list[tuple[float, int]] = []
-    played = 0
     for k in range(1, budget + 1):
         frozen = told.get(k)
         if frozen is not None and frozen.state != TrialState.RUNNING:
             continue
-        if frozen is None:
-            with _signals_held():
-                study.sampler = _sampler(tune, k)
-                trial = study.ask(distributions)
-                trial.set_user_attr("tune_index", k)
-        else:  # killed while its sweep ran: finish it with the values it has
-            # Optuna's public Trial takes the storage id, which FrozenTrial keeps private
-            trial = Trial(study, frozen._trial_id)
-        overrides = _overrides(tune, trial.params)
-        folder = out / TRIALS_DIR / f"{k:04d}"
-        path = _write(folder / TRIAL_FILE, trial_experiment_text(tune, k, overrides))
-        try:
-            experiment = load_experiment(path)
-        except ExperimentError as exc:
-            reason = str(exc).split(".set: ", 1)[-1]
-            trial.set_user_attr("refused", reason)
-            study.tell(trial, state=TrialState.FAIL)
-            say(f"trial {k} of {budget}: refused by the tables ({reason})")
-            continue
-        result = run_sweep(experiment, folder / SWEEP_DIR, jobs, backend, scheduler,
-                           progress=False, say=say, command=command, pool=pool)
-        if result["missing"] or result["problems"]:
-            raise TuneError(f"{folder / SWEEP_DIR}: {result['missing']} of "
-                            f"{result['planned']} matches of trial {k} are not written; "
-                            f"run the same command again: {command}")
-        outcomes, dist = score(folder / SWEEP_DIR)
-        seconds = result["seconds"] - (result["compile_s"] or 0.0)
-        if result["played_now"]:
-            timed.append((seconds, result["played_now"]))
-            played += 1
-        trial.set_user_attr("outcomes", outcomes)
-        trial.set_user_attr("errors", result["errors"])
-        trial.set_user_attr("seconds", round(result["seconds"], 3))
-        if result["errors"]:
-            say(f"trial {k}: {result['errors']} of {result['planned']} matches failed; its "
-                "outcomes are over the finished ones (see its errors table)")
-        if dist is None:
-            trial.set_user_attr("refused", "no finished match to score")
-            study.tell(trial, state=TrialState.FAIL)
-            say(f"trial {k} of {budget}: no finished match to score")
-            continue
-        study.tell(trial, dist)
-        rows = [r for r in history_rows(tune, study, budget) if r["distance"] is not None]
-        best = min(rows, key=lambda r: (r["distance"], r["trial"]))
-        left = (budget - k) * tune.spec.matches + 2 * tune.spec.confirm_matches
-        eta = _eta(timed, left)
-        say(f"trial {k} of {budget}: distance {dist:.4f} (best {best['distance']:.4f}, "
-            f"trial {best['trial']}), {result['seconds']:.1f} s; ETA {eta} "
+        _play_trial(run, k, _trial(tune, study, k, frozen, distributions))
+    history, best_row, best_params = _best_trial(tune, study, budget, out)
+    confirm_dir, result = _confirm(run, best_row, best_params)
+    return {"out": str(out), "trials": budget, "played": run.played, "resumed": done_before,
+            "history": history,
+            "best": {"trial": best_row["trial"], "params": best_params,
+                     "distance": best_row["distance"],
+                     "outcomes": {o: best_row[o] for o in BANDED}},
+            "confirm": {"folder": str(confirm_dir / SWEEP_DIR), "root_seed": tune.confirm_seed,
+                        "matches": tune.spec.confirm_matches, "result": result},
+            "sampler": tune.spec.sampler}
+
+
+def _trial(tune: Tune, study, k: int, frozen, distributions: dict[str, Any]):
+    """Trial k as an Optuna Trial: asked now of a sampler seeded for k (with SIGTERM
+    and SIGINT held until its index is stored), or, for `frozen` (a trial killed while
+    its sweep ran), that trial again with the values it has."""
+    from optuna.trial import Trial
+
+    if frozen is not None:
+        # Optuna's public Trial takes the storage id, which FrozenTrial keeps private
+        return Trial(study, frozen._trial_id)
+    with _signals_held():
+        study.sampler = _sampler(tune, k)
+        trial = study.ask(distributions)
+        trial.set_user_attr("tune_index", k)
+    return trial
+
+
+def _play_trial(run: _StudyRun, k: int, trial) -> None:
+    """Trial k's sweep in trials/NNNN/, scored and told: failed when the tables refuse
+    its values or no match finished. Raises TuneError when matches are missing."""
+    from optuna.trial import TrialState
+
+    tune, budget, say = run.tune, run.tune.spec.trials, run.say
+    overrides = _overrides(tune, trial.params)
+    folder = run.out / TRIALS_DIR / f"{k:04d}"
+    path = _write(folder / TRIAL_FILE, trial_experiment_text(tune, k, overrides))
+    try:
+        experiment = load_experiment(path)
+    except ExperimentError as exc:
+        reason = str(exc).split(".set: ", 1)[-1]
+        trial.set_user_attr("refused", reason)
+        run.study.tell(trial, state=TrialState.FAIL)
+        say(f"trial {k} of {budget}: refused by the tables ({reason})")
+        return
+    result = run.sweep(experiment, folder / SWEEP_DIR)
+    if result["missing"] or result["problems"]:
+        raise TuneError(f"{folder / SWEEP_DIR}: {result['missing']} of "
+                        f"{result['planned']} matches of trial {k} are not written; "
+                        f"run the same command again: {run.command}")
+    outcomes, dist = run.score(folder / SWEEP_DIR)
+    seconds = result["seconds"] - (result["compile_s"] or 0.0)
+    if result["played_now"]:
+        run.timed.append((seconds, result["played_now"]))
+        run.played += 1
+    trial.set_user_attr("outcomes", outcomes)
+    trial.set_user_attr("errors", result["errors"])
+    trial.set_user_attr("seconds", round(result["seconds"], 3))
+    if result["errors"]:
+        say(f"trial {k}: {result['errors']} of {result['planned']} matches failed; its "
+            "outcomes are over the finished ones (see its errors table)")
+    if dist is None:
+        trial.set_user_attr("refused", "no finished match to score")
+        run.study.tell(trial, state=TrialState.FAIL)
+        say(f"trial {k} of {budget}: no finished match to score")
+        return
+    run.study.tell(trial, dist)
+    _say_progress(run, k, dist, result["seconds"])
+
+
+def _say_progress(run: _StudyRun, k: int, dist: float, seconds: float) -> None:
+    """Trial k's line: its distance, the best so far, its time and the ETA of the
+    trials left and the confirmation."""
+    tune, budget = run.tune, run.tune.spec.trials
+    rows = [r for r in history_rows(tune, run.study, budget) if r["distance"] is not None]
+    best = min(rows, key=lambda r: (r["distance"], r["trial"]))
+    left = (budget - k) * tune.spec.matches + 2 * tune.spec.confirm_matches
+    eta = _eta(run.timed, left)
+    run.say(f"trial {k} of {budget}: distance {dist:.4f} (best {best['distance']:.4f}, "
+            f"trial {best['trial']}), {seconds:.1f} s; ETA {eta} "
             "(with the confirmation)")
+
+
+def _best_trial(tune: Tune, study, budget: int, out: Path
+                ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """(history_rows, the best trial's row, its values by key): the smallest distance,
+    the earlier trial on a tie. Raises TuneError when no trial could be scored."""
     history = history_rows(tune, study, budget)
     scored = [r for r in history if r["distance"] is not None]
     if not scored:
@@ -614,7 +679,15 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
                         "refused by the tables); narrow the keys' ranges")
     best_row = min(scored, key=lambda r: (r["distance"], r["trial"]))
     best_params = {k.name: best_row[k.name] for k in tune.keys}
-    confirm_dir = out / CONFIRM_DIR
+    return history, best_row, best_params
+
+
+def _confirm(run: _StudyRun, best_row: dict[str, Any], best_params: dict[str, Any]
+             ) -> tuple[Path, dict[str, Any]]:
+    """The confirmation sweep in confirm/: the baseline and the best values on fresh
+    matches (tune.confirm_seed). Returns its folder and run_sweep's summary."""
+    tune, say = run.tune, run.say
+    confirm_dir = run.out / CONFIRM_DIR
     path = _write(confirm_dir / CONFIRM_FILE, confirm_experiment_text(tune, best_params))
     try:
         experiment = load_experiment(path)
@@ -623,21 +696,12 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
     say(f"confirming trial {best_row['trial']} (distance {best_row['distance']:.4f}) against "
         f"the baseline on {tune.spec.confirm_matches} fresh matches (root seed "
         f"{tune.confirm_seed})")
-    result = run_sweep(experiment, confirm_dir / SWEEP_DIR, jobs, backend, scheduler,
-                       progress=False, say=say, command=command, replace_stale=True,
-                       pool=pool)
+    result = run.sweep(experiment, confirm_dir / SWEEP_DIR, replace_stale=True)
     if result["missing"] or result["problems"]:
         raise TuneError(f"{confirm_dir / SWEEP_DIR}: {result['missing']} of "
                         f"{result['planned']} confirmation matches are not written; run the "
-                        f"same command again: {command}")
-    return {"out": str(out), "trials": budget, "played": played, "resumed": done_before,
-            "history": history,
-            "best": {"trial": best_row["trial"], "params": best_params,
-                     "distance": best_row["distance"],
-                     "outcomes": {o: best_row[o] for o in BANDED}},
-            "confirm": {"folder": str(confirm_dir / SWEEP_DIR), "root_seed": tune.confirm_seed,
-                        "matches": tune.spec.confirm_matches, "result": result},
-            "sampler": tune.spec.sampler}
+                        f"same command again: {run.command}")
+    return confirm_dir, result
 
 
 __all__ = ["BANDED", "BASELINE", "TUNED", "Key", "Scorer", "Tune", "TuneError", "TuneSpec",

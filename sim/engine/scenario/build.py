@@ -10,6 +10,7 @@ from sim.engine.commands import (
     COMMANDS,
 )
 from sim.engine.scenario.spec import (
+    CitySpec,
     CommandSpec,
     Scenario,
     ScenarioError,
@@ -165,66 +166,111 @@ class _Builder:
         return st
 
     def _cities(self, st: State) -> None:
-        spec, tables, tb, board = self.spec, self.tables, self.tb, self.board
+        """[[cities]]: each city placed and filled in file order, then each seat's
+        capital (V02: a seat with none is out), then the tiles cities bought (T04)."""
+        spec = self.spec
         if len(spec.cities) > st.city_tile.shape[0]:
             self.fail(("cities",), f"at most {st.city_tile.shape[0]} cities")
         for c, cs in enumerate(spec.cities):
-            loc = ("cities", c)
-            owner = NEUTRAL if cs.seat == "neutral" else self.seat_index(cs.seat, (*loc, "seat"))
-            t = self.tile(cs.at, (*loc, "at"))
-            if not tb.terrain_passable[st.tile_terrain[t]]:
-                self.fail((*loc, "at"), f"city on impassable tile {cs.at}")
-            for o in range(c):
-                d = int(board.distance[t, st.city_tile[o]])
-                if d < tb.city_min_distance:
-                    self.fail((*loc, "at"), f"city {c} at {cs.at} is {d} steps from city {o}; "
-                              f"cities stay at least {tb.city_min_distance} apart (T07)")
-            st.n_cities[0] = c + 1
-            st.city_tile[c] = t
-            st.tile_site[t] = c
-            st.city_owner[c] = owner
-            default_pop = tb.village_population if owner == NEUTRAL else tb.start_population
-            pop = cs.pop if cs.pop is not None else default_pop
-            if pop > tb.max_population:
-                self.fail((*loc, "pop"), f"population {pop} is above the ceiling "
-                          f"{tb.max_population} (T15)")
-            st.city_pop[c] = pop
-            self.listed_once(cs.buildings, (*loc, "buildings"))
-            for k, b in enumerate(cs.buildings):
-                st.city_buildings[c, self.name_index(tables.building_names, b, "building",
-                                                     (*loc, "buildings", k))] = True
-            hp_max = int(max_hp(st, tb, c))
-            if cs.hp is not None and cs.hp > hp_max:
-                self.fail((*loc, "hp"), f"hp {cs.hp} is above the city's max {hp_max}")
-            st.city_hp[c] = hp_max if cs.hp is None else cs.hp
-            if cs.revolt_cause is not None and not cs.revolt:
-                self.fail((*loc, "revolt_cause"), "a city with revolt = 0 is not in revolt: "
-                          "give its revolt turns left, or leave revolt_cause out")
-            st.city_revolt[c] = cs.revolt
-            if cs.revolt:
-                st.city_revolt_cause[c] = REVOLT_UNREST if cs.revolt_cause == "unrest" \
-                    else REVOLT_TRANSFER
-            st.city_food[c] = cs.food
-            st.city_production[c] = cs.production
-            if cs.production and not cs.queue:
-                self.fail((*loc, "production"), "production is what the front queue item has "
-                          "accumulated, and this city's queue is empty")
-            if len(cs.queue) > st.city_queue.shape[1]:
-                self.fail((*loc, "queue"), f"at most {st.city_queue.shape[1]} items")
-            names = tables.unit_names + tables.building_names
-            for k, item in enumerate(cs.queue):
-                st.city_queue[c, k] = self.name_index(names, item, "unit or building",
-                                                      (*loc, "queue", k))
-            if owner == NEUTRAL:
-                for key in ("capital", "bought", "queue"):
-                    if getattr(cs, key):
-                        self.fail((*loc, key), "a neutral village has no capital, region "
-                                  "or queue (T06)")
-            elif cs.capital:
-                if st.seat_capital[owner] >= 0:
-                    self.fail((*loc, "capital"), f"seat {owner} already has capital "
-                              f"city {st.seat_capital[owner]}")
-                st.seat_capital[owner] = c
+            owner = self._place_city(st, c, cs)
+            self._city_size(st, c, cs, owner)
+            self._city_revolt(st, c, cs)
+            self._city_work(st, c, cs)
+            self._city_role(st, c, cs, owner)
+        self._capitals(st)
+        self._bought_tiles(st)
+        if not st.seat_alive[st.active_seat[0]]:
+            self.fail(("active_seat",), f"seat {st.active_seat[0]} holds no city")
+
+    def _place_city(self, st: State, c: int, cs: CitySpec) -> int:
+        """City `c` on its tile: a passable one, at least city_min_distance from every
+        earlier city (T07). Returns its owner (a seat, or NEUTRAL for a village)."""
+        tb, board = self.tb, self.board
+        loc = ("cities", c)
+        owner = NEUTRAL if cs.seat == "neutral" else self.seat_index(cs.seat, (*loc, "seat"))
+        t = self.tile(cs.at, (*loc, "at"))
+        if not tb.terrain_passable[st.tile_terrain[t]]:
+            self.fail((*loc, "at"), f"city on impassable tile {cs.at}")
+        for o in range(c):
+            d = int(board.distance[t, st.city_tile[o]])
+            if d < tb.city_min_distance:
+                self.fail((*loc, "at"), f"city {c} at {cs.at} is {d} steps from city {o}; "
+                          f"cities stay at least {tb.city_min_distance} apart (T07)")
+        st.n_cities[0] = c + 1
+        st.city_tile[c] = t
+        st.tile_site[t] = c
+        st.city_owner[c] = owner
+        return owner
+
+    def _city_size(self, st: State, c: int, cs: CitySpec, owner: int) -> None:
+        """Population (a village's or a new city's by default, at most the ceiling,
+        T15), buildings (each once), then HP: at most the max those give (full by
+        default)."""
+        tables, tb = self.tables, self.tb
+        loc = ("cities", c)
+        default_pop = tb.village_population if owner == NEUTRAL else tb.start_population
+        pop = cs.pop if cs.pop is not None else default_pop
+        if pop > tb.max_population:
+            self.fail((*loc, "pop"), f"population {pop} is above the ceiling "
+                      f"{tb.max_population} (T15)")
+        st.city_pop[c] = pop
+        self.listed_once(cs.buildings, (*loc, "buildings"))
+        for k, b in enumerate(cs.buildings):
+            st.city_buildings[c, self.name_index(tables.building_names, b, "building",
+                                                 (*loc, "buildings", k))] = True
+        # the max reads the population and buildings just set
+        hp_max = int(max_hp(st, tb, c))
+        if cs.hp is not None and cs.hp > hp_max:
+            self.fail((*loc, "hp"), f"hp {cs.hp} is above the city's max {hp_max}")
+        st.city_hp[c] = hp_max if cs.hp is None else cs.hp
+
+    def _city_revolt(self, st: State, c: int, cs: CitySpec) -> None:
+        """Revolt turns left and their cause (V11 transfer by default, V14 unrest); a
+        cause only with turns left."""
+        if cs.revolt_cause is not None and not cs.revolt:
+            self.fail(("cities", c, "revolt_cause"), "a city with revolt = 0 is not in "
+                      "revolt: give its revolt turns left, or leave revolt_cause out")
+        st.city_revolt[c] = cs.revolt
+        if cs.revolt:
+            st.city_revolt_cause[c] = REVOLT_UNREST if cs.revolt_cause == "unrest" \
+                else REVOLT_TRANSFER
+
+    def _city_work(self, st: State, c: int, cs: CitySpec) -> None:
+        """Food and production stored, and the build queue (each item's index into the
+        unit names followed by the building names); production only with something
+        queued."""
+        tables = self.tables
+        loc = ("cities", c)
+        st.city_food[c] = cs.food
+        st.city_production[c] = cs.production
+        if cs.production and not cs.queue:
+            self.fail((*loc, "production"), "production is what the front queue item has "
+                      "accumulated, and this city's queue is empty")
+        if len(cs.queue) > st.city_queue.shape[1]:
+            self.fail((*loc, "queue"), f"at most {st.city_queue.shape[1]} items")
+        names = tables.unit_names + tables.building_names
+        for k, item in enumerate(cs.queue):
+            st.city_queue[c, k] = self.name_index(names, item, "unit or building",
+                                                  (*loc, "queue", k))
+
+    def _city_role(self, st: State, c: int, cs: CitySpec, owner: int) -> None:
+        """A neutral village has no capital, bought tiles or queue (T06); a city that
+        says capital = true is its seat's capital, one per seat."""
+        loc = ("cities", c)
+        if owner == NEUTRAL:
+            for key in ("capital", "bought", "queue"):
+                if getattr(cs, key):
+                    self.fail((*loc, key), "a neutral village has no capital, region "
+                              "or queue (T06)")
+        elif cs.capital:
+            if st.seat_capital[owner] >= 0:
+                self.fail((*loc, "capital"), f"seat {owner} already has capital "
+                          f"city {st.seat_capital[owner]}")
+            st.seat_capital[owner] = c
+
+    def _capitals(self, st: State) -> None:
+        """Each seat's capital flagged; a seat with no city is out (V02)."""
+        spec = self.spec
         # a seat's first listed city is its capital unless one says capital = true
         for c, cs in enumerate(spec.cities):
             owner = st.city_owner[c]
@@ -237,7 +283,11 @@ class _Builder:
                 self.fail(("cities",), f"seat {s} has cities but none may be its capital")
             else:
                 st.seat_alive[s] = False  # V02: a seat with no city is out
-        for c, cs in enumerate(spec.cities):
+
+    def _bought_tiles(self, st: State) -> None:
+        """The tiles each city bought (T04): passable, no city's tile, bought once."""
+        tb = self.tb
+        for c, cs in enumerate(self.spec.cities):
             for k, at in enumerate(cs.bought):
                 t = self.tile(at, ("cities", c, "bought", k))
                 if not tb.terrain_passable[st.tile_terrain[t]]:
@@ -248,8 +298,6 @@ class _Builder:
                     self.fail(("cities", c, "bought", k),
                               f"tile {at} is already bought by city {st.tile_bought_by[t]}")
                 st.tile_bought_by[t] = c
-        if not st.seat_alive[st.active_seat[0]]:
-            self.fail(("active_seat",), f"seat {st.active_seat[0]} holds no city")
 
     def _units(self, st: State) -> None:
         spec, tables, tb = self.spec, self.tables, self.tb
