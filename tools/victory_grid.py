@@ -9,7 +9,7 @@ one row a cell: the share of each victory type with the mean end turn, the turn
 limit's share, and the chi-square p-value of win rate by seat (D1). Matches use root
 seed 7100 (`--root-seed`: another sample of the grid) and match indices 0..N-1 in every
 cell (common random numbers), personalities rotating with the match index as in a sweep.
-The README's balance tables come from it.
+The balance tables of docs/balance.md come from it.
 """
 
 from __future__ import annotations

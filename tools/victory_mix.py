@@ -4,7 +4,7 @@ Usage: .venv/bin/python tools/victory_mix.py N [key.path=value ...]
 
 Prints victory shares with mean end turns, event counts per match, wins per
 (victory, personality) and the peak dominance counters reached. Used to tune the
-default tables (README: "Default balance").
+default tables (docs/balance.md).
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def worker_cpus(jobs: int) -> list[int] | None:
     scheduler wake it on the other worker's CPU, where the two take turns while a CPU
     sits idle: in 14 alternated pairs of 10,000-match sweeps on 2 CPUs, 0.24-0.70 CPU
     seconds idle (median 0.47) against 0.03-0.55 (0.13) pinned, and pinned sweeps
-    0.2 s (about 1 %) faster in the median (docs/performance-history.md). With
+    0.2 s (about 1 %) faster in the median (docs/performance.md). With
     fewer workers than CPUs the scheduler keeps its freedom to move them off a CPU
     that other work wants. SIM_PIN_WORKERS=0 turns pinning off. Linux only."""
     if not hasattr(os, "sched_getaffinity") or os.environ.get("SIM_PIN_WORKERS") == "0":
