@@ -59,15 +59,18 @@ def main() -> None:
             if stack:
                 stack[-1][2] += spent
 
+    llvm: list[float] = []
     t0 = time.perf_counter()
-    with event.install_listener("numba:compile", Own()):
+    with event.install_listener("numba:compile", Own()), \
+            event.install_timer("numba:llvm_lock", lambda dt: llvm.append(dt)):
         from sim.engine.match import play_match
         from sim.rules.tables import load_tables
 
         play_match(load_tables(), 1)
     total = time.perf_counter() - t0
     print(f"cold first match: {total:.1f} s wall, {time.process_time():.1f} s CPU; "
-          f"{sum(count.values())} compiles of {len(count)} functions")
+          f"{sum(count.values())} compiles of {len(count)} functions; "
+          f"{sum(llvm):.1f} s of it in LLVM (numba's llvm_lock held)")
     for name, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"{seconds:7.2f} s  {count[name]:2d}x  {name}")
     repeated = {n: c for n, c in count.items() if c > 1}

@@ -4,19 +4,28 @@ never in tests)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 
-from sim.jit import njit
+from sim.engine.match import play_match, play_match_phases
+from sim.jit import cycles, njit
 from sim.kernels.rules.territory import territory_and_score
-from sim.rules.codes import NEUTRAL
+from sim.rules.codes import N_PHASES, NEUTRAL, PHASES
 from sim.rules.tables import load_tables
+from sim.runner.experiments import load_experiment
+from sim.runner.pool import SWEEP_MODULES, LocalPool
+from sim.runner.sweep import run_sweep
 from sim.world.board import make_board
 
 
@@ -152,7 +161,6 @@ def _first_match_seconds(cache_dir: str) -> float:
 
 def _time_matches(tables, seed: int, n_matches: int, seat_ai=None) -> tuple[float, int]:
     """(seconds, turns played) of matches 0..n_matches-1 of `seed`, one after another."""
-    from sim.engine.match import play_match
 
     play_match(tables, seed, seat_ai=seat_ai)  # compile or load outside the timing
     turns = 0
@@ -172,7 +180,6 @@ def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
     and the cost of a skill-1 match as a multiple of a skill-0 one: the two are timed
     in alternating blocks of matches, so a machine busy with other work slows both
     alike."""
-    from sim.engine.match import play_match
 
     if cold_start:
         with tempfile.TemporaryDirectory() as cache:
@@ -218,9 +225,6 @@ def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> 
     loop (state, streams, board lookup), and `timing_overhead` the timed loop's wall
     time against the plain one on the same matches. With `skill` 1, seat 0 plays at
     skill 1."""
-    from sim.engine.match import play_match, play_match_phases
-    from sim.jit import cycles
-    from sim.rules.codes import N_PHASES, PHASES
 
     tables = load_tables()
     seat_ai = [{"skill": skill}] if skill else None
@@ -270,7 +274,6 @@ def bench_scaling(n_matches: int = 100, seed: int = 20260101) -> dict:
     `radius_cost_vs_tiles` is (seconds a match at radius 15 / at radius 9) divided by
     (tiles at 15 / tiles at 9): at most 1 when a match costs no more than its board
     grows (issue 15)."""
-    from sim.engine.match import play_match
 
     base = load_tables()
     cases = [(f"radius {r}", {"map.radius": r}, {}) for r in (6, 9, 12, 15)]
@@ -340,38 +343,14 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2, rounds: int = 3)
     reading: the fresh sweep against T1 less that start, so that only the parallel side
     pays one. The parent's memory as the sweeps start and its sampled peak during them
     show the runner holds no rows."""
-    import gc
-    import shutil
-    import statistics
 
-    import psutil
 
-    from sim.runner.experiments import load_experiment
-    from sim.runner.pool import SWEEP_MODULES, LocalPool
-    from sim.runner.sweep import run_sweep
 
     chunk = max(5, min(250, matches_per_variant // 20))
     rounds = max(1, rounds)
 
     def run(n: int, workers: int, root: Path, pool=None) -> dict:
-        """A sweep of n matches a variant on `pool`, or on `workers` fresh workers
-        started, played on and stopped within the timing (`sim sweep` plays a
-        one-worker sweep in its own process: here one worker is always a worker)."""
-        root.mkdir(exist_ok=True)
-        path = root / f"bench-{n}-{workers}.toml"
-        path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
-        experiment = load_experiment(path)
-        out = root / f"run-{n}-{workers}"
-        t0 = time.perf_counter()
-        if pool is None and workers == 1:
-            with contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as own:
-                result = run_sweep(experiment, out, jobs=1, progress=False, pool=own)
-        else:
-            result = run_sweep(experiment, out, jobs=workers, progress=False, pool=pool)
-        result["wall_s"] = time.perf_counter() - t0
-        result["parquet_mb"] = sum(p.stat().st_size for p in out.rglob("*.parquet")) / 1e6
-        shutil.rmtree(out)  # 85 MB at the default size
-        return result
+        return _timed_sweep(n, workers, root, chunk, pool)
 
     small = chunk  # matches per variant of the small sweeps: one chunk each
     # started workers as a shared_pool gives them (which gives none for one job)
@@ -403,13 +382,52 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2, rounds: int = 3)
         one.append(run(matches_per_variant, 1, root / f"one-{rounds + 1}")["wall_s"])
         rss_after = peak.stop()
     one_start_s = fresh_small_one["wall_s"] - small_one
+    return {"jobs": jobs, "rounds": rounds,
+            **_efficiency_figures(one, fresh, many_started, jobs, one_start_s),
+            "worker_start_s": round(fresh_small["wall_s"] - started_small["wall_s"], 2),
+            "one_worker_start_s": round(one_start_s, 2),
+            "parquet_mb": round(fresh[0]["parquet_mb"], 1),
+            "parent_rss_mb_before": round(rss_before / 2**20, 1),
+            "parent_peak_rss_mb_during": round(max(rss_after, rss_before) / 2**20, 1)}
+
+
+def _timed_sweep(n: int, workers: int, root: Path, chunk: int, pool=None) -> dict:
+    """bench_sweep's sweep of n matches a variant in chunks of `chunk`, on `pool`, or on
+    `workers` fresh workers started, played on and stopped within the timing (`sim
+    sweep` plays a one-worker sweep in its own process: here one worker is always a
+    worker). The sweep's result with its `wall_s` and `parquet_mb`."""
+
+    root.mkdir(exist_ok=True)
+    path = root / f"bench-{n}-{workers}.toml"
+    path.write_text(_SWEEP_EXPERIMENT.format(matches=n, chunk=chunk))
+    experiment = load_experiment(path)
+    out = root / f"run-{n}-{workers}"
+    t0 = time.perf_counter()
+    if pool is None and workers == 1:
+        with contextlib.closing(LocalPool(1, preload=SWEEP_MODULES).start()) as own:
+            result = run_sweep(experiment, out, jobs=1, progress=False, pool=own)
+    else:
+        result = run_sweep(experiment, out, jobs=workers, progress=False, pool=pool)
+    result["wall_s"] = time.perf_counter() - t0
+    result["parquet_mb"] = sum(p.stat().st_size for p in out.rglob("*.parquet")) / 1e6
+    shutil.rmtree(out)  # 85 MB at the default size
+    return result
+
+
+def _efficiency_figures(one: list[float], fresh: list[dict], many_started: dict, jobs: int,
+                        one_start_s: float) -> dict:
+    """bench_sweep's efficiency figures: `one` the one-worker sweeps' wall seconds (one
+    before each fresh sweep, one after the last and one after the started-worker sweep),
+    `fresh` the fresh-worker sweeps of the rounds, `many_started` the started-worker
+    sweep, `one_start_s` what starting one worker costs."""
     n = many_started["matches"]
+    rounds = len(fresh)
     # each fresh sweep against the one-worker sweeps just before and after it
     t1 = [(one[k] + one[k + 1]) / 2 for k in range(rounds)]
     walls = [sweep["wall_s"] for sweep in fresh]
     textbook = [t / (jobs * w) for t, w in zip(t1, walls, strict=True)]
     strict = [(t - one_start_s) / (jobs * w) for t, w in zip(t1, walls, strict=True)]
-    return {"matches": n, "jobs": jobs, "rounds": rounds,
+    return {"matches": n,
             "wall_s": round(statistics.median(walls), 2),
             "matches_per_s": round(n / statistics.median(walls), 1),
             "parallel_efficiency": round(statistics.median(textbook), 3),
@@ -423,12 +441,7 @@ def bench_sweep(matches_per_variant: int = 5000, jobs: int = 2, rounds: int = 3)
             "single_worker_wall_s": round(statistics.median(one), 2),
             "single_worker_wall_s_rounds": [round(w, 3) for w in one],
             "single_worker_matches_per_s": round(n / statistics.median(one), 1),
-            "worker_start_s": round(fresh_small["wall_s"] - started_small["wall_s"], 2),
-            "one_worker_start_s": round(one_start_s, 2),
-            "errors": sum(s["errors"] for s in fresh) + many_started["errors"],
-            "parquet_mb": round(fresh[0]["parquet_mb"], 1),
-            "parent_rss_mb_before": round(rss_before / 2**20, 1),
-            "parent_peak_rss_mb_during": round(max(rss_after, rss_before) / 2**20, 1)}
+            "errors": sum(s["errors"] for s in fresh) + many_started["errors"]}
 
 
 def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
@@ -475,9 +488,7 @@ class _SelfMemory:
     thread until `stop` (bytes)."""
 
     def __init__(self, every: float = 0.01) -> None:
-        import threading
 
-        import psutil
 
         self._me, self._every, self.peak = psutil.Process(), every, 0
         self._done = threading.Event()
@@ -502,9 +513,7 @@ class _TreeMemory:
     wait4's ru_maxrss is exact but sees one process only."""
 
     def __init__(self, pid: int, every: float = 0.01) -> None:
-        import threading
 
-        import psutil
 
         self._root = psutil.Process(pid)
         self._every, self.peak = every, 0
@@ -513,7 +522,6 @@ class _TreeMemory:
         self._thread.start()
 
     def _sample(self) -> None:
-        import psutil
 
         while not self._done.is_set():
             total = 0
