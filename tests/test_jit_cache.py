@@ -335,18 +335,18 @@ def test_an_empty_cache_compiles_once_with_the_message(tmp_path):
 def test_the_first_guess_of_a_compile_counts_the_helper(tmp_path, monkeypatch):
     """Before any compile on this machine, the estimate is the first guess for a
     compile with the helper process (a second core) or without it; then the last."""
-    from sim.runner import sweep
+    from sim.runner import progress
 
-    monkeypatch.setattr(sweep, "_compile_record", lambda: tmp_path / "last-compile-seconds")
+    monkeypatch.setattr(progress, "_compile_record", lambda: tmp_path / "last-compile-seconds")
     monkeypatch.setenv("SIM_COMPILE_HELPER", "1")
-    with_helper, basis = sweep.compile_estimate()
+    with_helper, basis = progress.compile_estimate()
     monkeypatch.setenv("SIM_COMPILE_HELPER", "0")
-    alone, _ = sweep.compile_estimate()
+    alone, _ = progress.compile_estimate()
     assert basis.startswith("a first guess") and with_helper < alone
     (tmp_path / "last-compile-seconds").write_text("0.0\n")  # no compile: not a guide
-    assert sweep.compile_estimate() == (alone, basis)
+    assert progress.compile_estimate() == (alone, basis)
     (tmp_path / "last-compile-seconds").write_text("17.4\n")
-    assert sweep.compile_estimate() == (17.4, "the last compile on this machine")
+    assert progress.compile_estimate() == (17.4, "the last compile on this machine")
 
 
 def test_the_eta_counts_the_compile_still_to_come():
