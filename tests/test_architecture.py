@@ -20,7 +20,7 @@ import sim
 PACKAGE = Path(sim.__file__).parent
 
 # folder -> layer, in import order. The jit switch sits below everything (every kernel
-# layer uses it); the package itself (the front door) and the CLI sit on top.
+# layer uses it); the package itself (the front door) and the CLI (sim/cli/) sit on top.
 LAYERS = [
     ("jit", r"sim\.jit(cache)?$"),
     ("rules", r"sim\.rules(\..+)?$"),
@@ -33,11 +33,11 @@ LAYERS = [
     ("runner", r"sim\.runner(\..+)?$"),
     ("analysis", r"sim\.analysis(\..+)?$"),
     ("report", r"sim\.report(\..+)?$"),
-    ("front", r"sim(\.cli|\.__main__)?$"),
+    ("front", r"sim(\.cli(\..+)?|\.__main__)?$"),
 ]
 # analysis reads the Parquet outputs: never the engine, the kernels or the runner
 ANALYSIS_MAY_IMPORT = {"jit", "rules", "outputs", "analysis"}
-TOP_LEVEL = {"__init__.py", "cli.py", "jit.py", "jitcache.py"}
+TOP_LEVEL = {"__init__.py", "jit.py", "jitcache.py"}
 
 
 def layer_of(module: str) -> int:

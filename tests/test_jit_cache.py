@@ -183,6 +183,21 @@ def test_an_empty_cache_compiles_once_with_the_message(tmp_path):
     _check_cold_run(_sweep(exp, tmp_path / "run", tmp_path / "cache"), tmp_path / "run")
 
 
+def test_the_first_guess_of_a_compile_gives_way_to_the_last_one_measured(tmp_path,
+                                                                        monkeypatch):
+    """Before any compile on this machine, the estimate is the first guess; then the
+    last compile measured here."""
+    from sim.runner import progress
+
+    monkeypatch.setattr(progress, "_compile_record", lambda: tmp_path / "last-compile-seconds")
+    first, basis = progress.compile_estimate()
+    assert basis.startswith("a first guess") and first > 0
+    (tmp_path / "last-compile-seconds").write_text("0.0\n")  # no compile: not a guide
+    assert progress.compile_estimate() == (first, basis)
+    (tmp_path / "last-compile-seconds").write_text("17.4\n")
+    assert progress.compile_estimate() == (17.4, "the last compile on this machine")
+
+
 def test_the_eta_counts_the_compile_still_to_come():
     from sim.runner.sweep import _Progress
 

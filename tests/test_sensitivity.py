@@ -403,7 +403,7 @@ def test_the_command_prints_a_lever_once_with_its_other_keys(capsys):
     """Two keys of one lever (the same matches at both sides) are one of the three
     entries, the second named after the first; a balance key that is one lever with a
     setup key still stands among the balance values."""
-    from sim.cli import _print_sensitivity
+    from sim.cli.sensitivity import _print_sensitivity
 
     rows = [("match.radius_scale_pct.standard", "setup", None, 1, 0.14),
             ("map.radius", "setup", "match.radius_scale_pct.standard", 2, 0.12),

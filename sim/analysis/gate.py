@@ -26,13 +26,17 @@ fails the gate).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from sim.analysis._frames import finished, victory_categories
+from sim.analysis.load import read_table
 from sim.analysis.stats import paired_share_interval, wilson
+from sim.outputs.settings import report_settings
+from sim.outputs.store import read_provenance, require_complete
 
 PAIRING_KEYS = ("root_seed", "seats", "length", "personalities", "rotate_personalities")
 SCHEMA = {"variant": pl.Utf8, "victory": pl.Utf8, "before": pl.Float64, "now": pl.Float64,
@@ -172,3 +176,40 @@ def gate_notes(run_dir: str | Path, prov: dict[str, Any], against: str | Path,
         names = ", ".join(gone.get_column("variant").unique(maintain_order=True).to_list())
         notes.append(f"in {against} but no finished match here: {names} (FAIL missing)")
     return notes
+
+
+class GateError(ValueError):
+    """The two runs cannot be gated (one line naming them)."""
+
+
+@dataclass(frozen=True)
+class RegressionGate:
+    """A run gated against an earlier one: the gate table, the notes a reader must not
+    miss (gate_notes), whether the runs paired, the margin on every share and the
+    margins of single victory types."""
+
+    table: pl.DataFrame
+    notes: list[str]
+    paired: bool
+    margin: float
+    margins: dict[str, float]
+
+
+def regression_gate(run_dir: Path | str, against: Path | str,
+                    margin: float | None = None) -> RegressionGate:
+    """The regression gate of the run in `run_dir` against the earlier run `against`
+    (what `sim report --against` prints). Margins: `margin` on every share when given,
+    else the experiment file's [gate]. Raises RunError when `against` is incomplete
+    or damaged, GateError when the runs share no variant."""
+    require_complete(against)
+    prov, before = read_provenance(Path(run_dir)), read_provenance(Path(against))
+    settings = report_settings(prov).gate
+    margins = {} if margin is not None else settings.margins
+    margin = settings.margin if margin is None else margin
+    paired = same_matches(prov, before)
+    table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
+                 margin, margins=margins)
+    if table.get_column("difference").is_null().all():
+        raise GateError(f"{against}: shares no variant with {run_dir}")
+    return RegressionGate(table, gate_notes(run_dir, prov, against, before, table), paired,
+                          margin, margins)

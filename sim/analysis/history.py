@@ -14,7 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from sim.analysis.load import read_table
 from sim.analysis.victory import victory_frequencies
+from sim.outputs.store import read_provenance
 
 SCHEMA = {"run_id": pl.Utf8, "finished": pl.Utf8, "commit": pl.Utf8, "experiment": pl.Utf8,
           "variant": pl.Utf8, "tables_hash": pl.Utf8, "victory": pl.Utf8, "wins": pl.Int64,
@@ -49,6 +51,13 @@ def with_run(history: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     runs = rows.get_column("run_id").unique().to_list()
     old = history.filter(~pl.col("run_id").is_in(runs))
     return pl.concat([old, rows.cast(SCHEMA)]).sort("finished", "variant", "victory")
+
+
+def history_with_run(path: Path | str, run_dir: Path | str) -> pl.DataFrame:
+    """The index at `path` (empty when there is none yet) with the run in `run_dir`
+    added (with_run: nothing written)."""
+    return with_run(read_history(path), history_rows(read_table(run_dir, "matches"),
+                                                     read_provenance(Path(run_dir))))
 
 
 def write_history(path: Path | str, history: pl.DataFrame) -> None:

@@ -180,3 +180,11 @@ def morris_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame |
     matches, seats, events = load_frames(Path(folder) / MORRIS_DIR)
     return morris_indices(design, per_match_outcomes(matches, seats, events), confidence)
 
+
+def write_morris_table(folder: Path | str) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """morris_table of a sensitivity folder whose Morris sweep is done, written to its
+    morris.parquet, with the design it read (morris.json)."""
+    morris = morris_table(folder)
+    design = read_morris_design(folder)
+    morris.write_parquet(Path(folder) / "morris.parquet")
+    return morris, design

@@ -16,11 +16,15 @@ beside it to show what common random numbers save.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 from scipy.stats import norm
 
 from sim.analysis._frames import finished, victory_categories
+from sim.analysis.load import load_run
+from sim.outputs.store import require_complete
 
 
 def mcnemar_matches(discordance: float, detect: float, alpha: float = 0.05,
@@ -89,3 +93,40 @@ def plan(matches: pl.DataFrame, baseline: str, detect: float, alpha: float = 0.0
         "variant": pl.Utf8, "victory": pl.Utf8, "n_pairs": pl.Int64,
         "baseline_share": pl.Float64, "discordance": pl.Float64,
         "paired_matches": pl.Int64, "unpaired_matches": pl.Int64})
+
+
+class PlanError(ValueError):
+    """The pilot run cannot be planned from as asked (one line)."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """`plan` of a pilot run with what `sim plan` says under it: the paired matches per
+    variant that detect the difference in every victory share and the unpaired count
+    beside it (both None when no row has a count), and the rows without a count."""
+
+    table: pl.DataFrame
+    matches: int | None
+    unpaired: int | None
+    without_count: int
+
+
+def plan_run(run_dir: Path | str, baseline: str | None, detect: float, alpha: float = 0.05,
+             power: float = 0.8) -> RunPlan:
+    """`plan` of the pilot run in `run_dir`, paired with `baseline` (None: the run's).
+    Raises RunError when the run is incomplete or damaged (a plan from damaged or
+    foreign parts would look as sure), RunFolderError when it holds no run, PlanError
+    when the baseline is not a variant of it or no other variant is there to plan for."""
+    require_complete(run_dir)
+    run = load_run(run_dir)
+    base = baseline or run.baseline
+    if base not in run.variants:
+        raise PlanError(f"--baseline {base}: not a variant of {run_dir} "
+                        f"({', '.join(run.variants)})")
+    table = plan(run.matches, base, detect, alpha, power)
+    if not table.height:
+        raise PlanError(f"{run_dir}: no variant besides the baseline {base!r} to plan for")
+    need = table.get_column("paired_matches").drop_nulls()
+    return RunPlan(table, int(need.max()) if need.len() else None,
+                   int(table.get_column("unpaired_matches").max()) if need.len() else None,
+                   table.filter(pl.col("paired_matches").is_null()).height)

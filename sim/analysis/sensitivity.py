@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +256,16 @@ def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFr
     design = read_design(folder)
     matches, seats, events = load_frames(Path(folder) / SWEEP_DIR)
     return effects(design, matches, seats, events, confidence)
+
+
+def write_sensitivity_table(folder: Path | str, note: Callable[[str], None]) -> pl.DataFrame:
+    """sensitivity_table of the folder, written to its sensitivity.parquet. What the
+    analysis warns about (the resolution of a parameter's values) goes to `note` as
+    words, one call per warning, before the table is written."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = sensitivity_table(folder)
+    for w in caught:
+        note(str(w.message))
+    table.write_parquet(Path(folder) / "sensitivity.parquet")
+    return table

@@ -3,6 +3,7 @@ instant victories that almost happened (V16–V18). Sorting and nulls: see _fram
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -17,7 +18,9 @@ from sim.analysis._frames import (
     wilson_columns,
 )
 from sim.analysis.stats import multinomial_intervals
+from sim.outputs.store import read_provenance, scan
 from sim.outputs.summaries import dominance_runs
+from sim.rules.codes import VICTORY_NAMES
 
 
 def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
@@ -147,3 +150,25 @@ def near_misses(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
 
 __all__ = ["COUNTER_TO_WIN", "EVENT_KINDS", "counters_to_win", "end_turn_distribution",
            "near_misses", "victory_frequencies"]
+
+
+def victory_mix(run_dir: Path | str,
+                ) -> tuple[list[str], list[str], dict[str, dict[str, float] | None]] | None:
+    """The victory shares per variant of a run folder's matches, as `sim sweep` prints
+    them when it is done: the variants in the run's order, the victory types that ended
+    some match (in V01's order), and per variant each type's share of its matches (None
+    for a variant without any). None when the run holds no match."""
+    run_dir = Path(run_dir)
+    order = [v["id"] for v in read_provenance(run_dir)["variants"]]
+    counts = (scan(run_dir, "matches").group_by("variant", "victory")
+              .agg(pl.len().alias("n")).collect())
+    if not counts.height:
+        return None
+    victories = [v for v in VICTORY_NAMES if v in counts["victory"].to_list()]
+    shares: dict[str, dict[str, float] | None] = {}
+    for variant in order:
+        rows = counts.filter(pl.col("variant") == variant)
+        total = rows["n"].sum()
+        share = dict(zip(rows["victory"].to_list(), rows["n"].to_list(), strict=True))
+        shares[variant] = {v: share.get(v, 0) / total for v in victories} if total else None
+    return order, victories, shares

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sim.jitcache import source_hash
-from sim.rules.tables import REPO_ROOT
+from sim.rules.tables import REPO_ROOT, TablesError, load_tables
 
 PACKAGES = ("numpy", "numba", "llvmlite", "polars", "pyarrow", "pydantic", "dask",
             "distributed")
@@ -47,3 +47,24 @@ def package_versions() -> dict[str, str]:
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def tables_changed(provenance: dict[str, Any], variant_id: str) -> str | None:
+    """Why replaying a match of the run's variant now would play another match: the
+    run's tables file, with the variant's overrides, no longer gives the tables hash
+    the run recorded, or cannot be read (one line naming both hashes). None when it
+    still gives it."""
+    variant = next(v for v in provenance["variants"] if v["id"] == variant_id)
+    try:
+        now_hash, why = load_tables(provenance["tables_path"],
+                                    variant["overrides"] or None).hash, ""
+    except TablesError as exc:
+        now_hash, why = None, exc.errors[0]
+    except UnicodeDecodeError:
+        now_hash, why = None, "not UTF-8 text"
+    if now_hash == variant["tables_hash"]:
+        return None
+    detail = f"hash {now_hash}" if now_hash else f"unreadable: {why}"
+    return (f"{provenance['tables_path']}: the tables changed since the run (variant "
+            f"{variant['id']} had tables hash {variant['tables_hash']}, now {detail}); "
+            "this command will not replay the same match")

@@ -5,7 +5,8 @@ game; `play_chunk` returns the chunk's typed frames (sim.outputs.schemas schemas
 small summary. A match that raises becomes a row of the `errors` table; the chunk
 goes on. Results depend only on (tables, root seed, match index, seats, length,
 personalities), never on worker count, backend or chunk size. Writing, resume
-and parallelism live in sim.runner.sweep (the outputs layer).
+and parallelism live in sim.runner.sweep and the modules beside it (runfolder,
+dispatch).
 """
 
 from __future__ import annotations

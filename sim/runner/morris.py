@@ -30,6 +30,7 @@ from SALib.sample import morris as morris_sample
 
 from sim.outputs.folders import MORRIS_DESIGN_FILE
 from sim.rules.tables import Tables, load_tables
+from sim.runner.experiments import Experiment, load_experiment
 from sim.runner.sensitivity import (
     Design,
     Parameter,
@@ -162,3 +163,11 @@ def write_morris_experiment(m: MorrisDesign, out: Path) -> Path:
     path = out / MORRIS_EXPERIMENT_FILE
     path.write_text(morris_experiment_text(m), encoding="utf-8")
     return path
+
+
+def open_morris(d: Design, keys: list[str], out: Path) -> tuple[MorrisDesign, Experiment]:
+    """The Morris screen of `keys` after the sensitivity `d`: its design, and the
+    experiment of its sweep written into the sensitivity folder `out`. Raises
+    SensitivityError (a point the tables refuse) or ExperimentError."""
+    m = morris_design(d, keys)
+    return m, load_experiment(write_morris_experiment(m, out))

@@ -303,10 +303,10 @@ class LocalPool:
             s.task = None
 
 
-# the module of a sweep's task (sim.runner.sweep.run_chunk) and the engine it plays
+# the module of a sweep's task (sim.runner.dispatch.run_chunk) and the engine it plays
 # (imported by play_chunk, not by the module, so that the sweep's parent does without
 # numba): what its workers import as soon as they run
-SWEEP_MODULES = ("sim.runner.sweep", "sim.engine.columns", "sim.engine.match")
+SWEEP_MODULES = ("sim.runner.dispatch", "sim.engine.columns", "sim.engine.match")
 
 
 @contextlib.contextmanager

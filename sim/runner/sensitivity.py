@@ -38,6 +38,7 @@ import fnmatch
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -54,6 +55,7 @@ from sim.rules.tables import (
     setup_problems,
 )
 from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
+from sim.runner.experiments import Experiment, load_experiment, run_name_problem
 
 EXPERIMENT_FILE = "sensitivity-experiment.toml"
 BASELINE = "baseline"
@@ -364,3 +366,26 @@ def load_sensitivity(path: str | Path) -> Design:
         return design(spec, candidate, tables)
     except SensitivityError as exc:
         raise SensitivityError(f"{path}: {exc}") from None
+
+
+def open_sensitivity(path: str | Path, out: Path | None, replace_stale: bool,
+                     say: Callable[[str], None]) -> tuple[Design, Path, Experiment]:
+    """What `sim sensitivity` plays: the design of the file at `path`, its folder (`out`,
+    default runs/<name>, absolute) and the experiment of its sweep, written into the
+    folder. Raises SensitivityError when no parameter can move, the name cannot name a
+    folder or, unless replace_stale, the folder holds another design's run, and
+    ExperimentError when the written experiment does not load. Says (`say`) which
+    parameters move only one way first."""
+    design = load_sensitivity(path)
+    if not design.parameters:
+        why = "; ".join(f"{k}: {why}" for k, why in design.skipped) or \
+            "the exclude patterns leave none"
+        raise SensitivityError(f"{path}: no parameter can move: {why}")
+    if (why := run_name_problem(design.spec.name, "sensitivity")) is not None:
+        raise SensitivityError(f"{path}: name: {why}")
+    for key, why in design.one_sided:
+        say(f"note: {key}: one side stays at the base value, the other was refused ({why})")
+    folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
+    if not replace_stale and (why := folder_conflict(design, folder)) is not None:
+        raise SensitivityError(why)
+    return design, folder, load_experiment(write_experiment(design, folder))

@@ -128,4 +128,21 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
             "sequential": entry}
 
 
-__all__ = ["LookFn", "run_sequential"]
+def run_experiment(experiment: Experiment, out: Path, look: LookFn | None, jobs: int = 1,
+                   backend: str = "local", scheduler: str | None = None,
+                   chunk_size: int | None = None, progress: bool = True,
+                   replace_stale: bool = False, retry_errors: bool = False, say=None,
+                   command: str = "", pool: LocalPool | None = None) -> dict[str, Any]:
+    """Run (or resume) an experiment as `sim sweep` does: a sequential one look by look
+    (run_sequential, with `look`, its stopping rule), any other as one sweep
+    (run_sweep). Returns the sweep's summary; raises what run_sweep raises."""
+    if experiment.spec.sequential:
+        return run_sequential(experiment, out, look, jobs, backend, scheduler, chunk_size,
+                              progress=progress, replace_stale=replace_stale,
+                              retry_errors=retry_errors, command=command, say=say, pool=pool)
+    return run_sweep(experiment, out, jobs, backend, scheduler, chunk_size, progress=progress,
+                     replace_stale=replace_stale, retry_errors=retry_errors, command=command,
+                     say=say, pool=pool)
+
+
+__all__ = ["LookFn", "run_experiment", "run_sequential"]

@@ -1,0 +1,115 @@
+"""`sim bench`: the benchmarks, each printing its figures (sim.runner.bench)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sim.cli.common import bench_app
+
+
+def _print_bench(result: dict, as_json: bool) -> None:
+    """A benchmark's figures as one JSON object, or one `key: value` line each."""
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    for k, v in result.items():
+        typer.echo(f"{k}: {v}")
+
+
+@bench_app.command("match")
+def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
+                matches: Annotated[int, typer.Option(help="Standard matches to time.",
+                                                     min=1)] = 300,
+                skill: Annotated[int, typer.Option(
+                    help="Also time the same matches with seat 0 at this AI skill "
+                         "(1: lookahead) and print the cost ratio.")] = 0,
+                cold_start: Annotated[bool, typer.Option(
+                    help="Also time the first match in fresh processes (cold, warm "
+                         "numba cache).")] = True,
+                phases: Annotated[bool, typer.Option(
+                    "--phases", help="Instead: split a match's time among its phases "
+                                     "(setup, flow, AI parts, victory checks, turn "
+                                     "record); with --skill, seat 0 at that skill.")] = False,
+                ) -> None:
+    """Matches per second on one core, and the engine's cold and warm start times; with
+    --skill 1, a skill-1 match's cost against a skill-0 match's; with --phases, where
+    the time goes."""
+    from sim.rules.codes import SKILLS
+    from sim.runner.bench import bench_match as run
+    from sim.runner.bench import bench_phases
+
+    if skill not in SKILLS:
+        raise typer.BadParameter(f"one of {', '.join(map(str, SKILLS))}", param_hint="--skill")
+    if phases:
+        result = bench_phases(matches, skill=skill)
+        if not as_json:
+            table = result.pop("phases")
+            _print_bench(result, False)
+            for name, cell in table.items():
+                typer.echo(f"  {name:<24} {cell['ms']:8.3f} ms  {cell['share_pct']:5.1f} %")
+            return
+    else:
+        result = run(matches, skill=skill, cold_start=cold_start)
+    _print_bench(result, as_json)
+
+
+@bench_app.command("scaling")
+def bench_scaling(as_json: Annotated[bool, typer.Option("--json")] = False,
+                  matches: Annotated[int, typer.Option(
+                      help="Matches per setting.")] = 100) -> None:
+    """Matches/s on one core at board radius 6, 9, 12, 15, at 2, 4, 6 seats, at each
+    length and with a skill-1 seat; and how radius 15's cost compares with its tiles."""
+    from sim.runner.bench import bench_scaling as run
+
+    result = run(matches)
+    if as_json:
+        _print_bench(result, True)
+        return
+    typer.echo(f"{'setting':<18} {'tiles':>5} {'matches/s':>10} {'turns':>6} "
+               f"{'µs/turn/tile':>13}")
+    for name, row in result["cases"].items():
+        typer.echo(f"{name:<18} {row['tiles']:>5} {row['matches_per_s']:>10} "
+                   f"{row['mean_turns']:>6} {row['us_per_turn_per_tile']:>13}")
+    typer.echo(f"radius_cost_vs_tiles: {result['radius_cost_vs_tiles']}")
+
+
+@bench_app.command("sweep")
+def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
+                matches: Annotated[int, typer.Option(help="Matches per variant (2 variants).")]
+                = 5000,
+                jobs: Annotated[int, typer.Option(help="Workers.")] = 2,
+                rounds: Annotated[int, typer.Option(
+                    help="Times the sweep is timed on fresh workers (medians reported).",
+                    min=1)] = 3) -> None:
+    """Sweep throughput with Parquet writing, and parallel efficiency against 1 worker."""
+    from sim.runner.bench import bench_sweep as run
+
+    result = run(matches, jobs, rounds=rounds)
+    _print_bench(result, as_json)
+
+
+@bench_app.command("territory")
+def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
+                    positions: Annotated[int, typer.Option(help="Positions to time.",
+                                                           min=1)] = 200)\
+        -> None:
+    """Time territory+score for the plain reference and the kernel on the same positions."""
+    from sim.runner.bench import bench_territory as run
+
+    result = run(positions)
+    _print_bench(result, as_json)
+
+
+@bench_app.command("report")
+def bench_report(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+                 as_json: Annotated[bool, typer.Option("--json")] = False,
+                 out: Annotated[Path | None, typer.Option(
+                     help="Keep the report here (default: a temporary file).")] = None) -> None:
+    """Wall seconds and peak memory of one `sim report RUN_DIR` in a fresh process."""
+    from sim.runner.bench import bench_report as run
+
+    _print_bench(run(run_dir, out), as_json)
