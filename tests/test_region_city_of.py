@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.engine.match import iter_turns
-from sim.kernels.rules.common import regions
+from sim.kernels.rules.standings import regions
 from sim.kernels.rules.territory import region_city_of
 from sim.rules.tables import load_tables
 from tests.conftest import FIXTURE_TABLES

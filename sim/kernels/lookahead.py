@@ -40,8 +40,8 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn, plan_of
-from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn
+from sim.kernels.rules.standings import scores
 from sim.rules.codes import PERCENT, SKILL_LOOKAHEAD
 from sim.world.rng import next_u64
 

@@ -21,8 +21,8 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn
 from sim.kernels.lookahead import look_ahead
-from sim.kernels.rules.common import score_parts_into
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
+from sim.kernels.rules.standings import score_parts_into
 from sim.kernels.rules.territory import term_sum
 from sim.kernels.timing import clock, tick
 from sim.kernels.world.setup import setup_match

@@ -36,7 +36,9 @@ from sim.kernels.rules.combat import (
     city_defence_strength,
     resolve_attack_at,
 )
-from sim.kernels.rules.common import cities_held, is_military, regions
+from sim.kernels.rules.seats import cities_held
+from sim.kernels.rules.standings import regions
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
     DISC_SIZES,
     FAR,
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
 @njit
 def own_units(st: State, seat: np.int64, live: np.ndarray) -> np.ndarray:
     """(N,) int64: IDs of the seat's units on the board, ascending. live:
-    rules.common.live_units (every unit on the board, ascending)."""
+    rules.units.live_units (every unit on the board, ascending)."""
     mine = np.empty(live.shape[0], dtype=np.int64)
     n = np.int64(0)
     for u in live:
@@ -214,7 +216,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     alarm, answered: (C,) see threats.intruder_near. A unit whose target is
     `alarm_city`, a rival's announced Observatory (V16), marches before it strikes
     anything else on the way while out of reach of it, so the army reaches the city
-    in time. live: rules.common.live_units as of n_seen (the units an intruder may be).
+    in time. live: rules.units.live_units as of n_seen (the units an intruder may be).
     One call per phase, not per unit: numba counts the references to each
     array a kernel is handed, on every call."""
     neighbours = board.neighbours
@@ -364,7 +366,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     otherwise it takes a neutral village near home. With dominance_hold, a seat
     whose V18 counter runs marches on nothing: every unit defends or garrisons
     (a lost city would reset the counter). score: (S,) the seats' scores; live:
-    rules.common.live_units, taken when st.n_units was `n_seen`.
+    rules.units.live_units, taken when st.n_units was `n_seen`.
     """
     neighbours = board.neighbours
     distance = board.distance

@@ -28,9 +28,11 @@ from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
+from sim.kernels.rules.cities import city_yield
 from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
-from sim.kernels.rules.common import cities_held, city_yield, forbidden_item, is_military
+from sim.kernels.rules.seats import cities_held, forbidden_item
 from sim.kernels.rules.territory import node_income
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
     DISC_SIZES,
     FOOD,
@@ -223,7 +225,7 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
     what is queued. threats: (C,) threats.city_threat of the seat's cities; live:
-    rules.common.live_units (the units on the board, ascending)."""
+    rules.units.live_units (the units on the board, ascending)."""
     n_cities = cities_held(st, seat)
     n_settlers = np.int64(0)
     for u in live:

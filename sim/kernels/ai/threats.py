@@ -22,7 +22,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.combat import may_attack_owner
-from sim.kernels.rules.common import is_military
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import BANDIT, DISC_SIZES, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
 
 @njit(inline='always')  # numba-inlined where called: no array references per call
 def nth_unit(live: np.ndarray, n_seen: np.int64, i: np.int64) -> np.int64:
-    """The i-th unit slot of a scan over `live` (rules.common.live_units, taken when n_units was
+    """The i-th unit slot of a scan over `live` (rules.units.live_units, taken when n_units was
     `n_seen`) then every slot from n_seen on: the order of a scan of every slot,
     with the slots that were empty when the list was taken left out (a unit that
     left the board never comes back). Scan length: live.shape[0] + n_units - n_seen."""
@@ -224,7 +224,7 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
-    live: rules.common.live_units, taken with nothing moved since."""
+    live: rules.units.live_units, taken with nothing moved since."""
     tiles = np.empty(live.shape[0], dtype=np.int64)
     n_army = np.int64(0)
     for u in live:
@@ -269,7 +269,7 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, distance: np.nda
     """A rival's city with the Observatory announced (V16) within observatory_reach
     steps of one of the seat's cities or units, that the seat may attack; or -1.
     Such a city is assaulted at once: it wins the match on completion.
-    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    distance: (T, T) board.distance; live: rules.units.live_units, taken with nothing
     moved since."""
     for x in range(st.n_seats[0]):
         if x == seat or not st.seat_alive[x] or not hostile_owner(st, seat, x):

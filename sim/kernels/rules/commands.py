@@ -13,23 +13,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
-    cities_held,
-    forbidden_item,
-    forbidden_mechanic,
-    forbidden_tech,
-    kill_unit,
-    max_hp,
-    place_city,
-    regions,
-)
+from sim.kernels.rules.cities import max_hp, place_city
 from sim.kernels.rules.events import (
     log_event,
 )
+from sim.kernels.rules.seats import cities_held, forbidden_item, forbidden_mechanic, forbidden_tech
+from sim.kernels.rules.standings import regions
 from sim.kernels.rules.territory import (
     buy_tile_check,
     region_city_of,
 )
+from sim.kernels.rules.units import kill_unit
 from sim.rules.codes import (
     BUY_OK,
     BUY_REASON,

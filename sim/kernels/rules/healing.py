@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import unit_stat_hp, unit_stat_moves
 from sim.kernels.rules.events import log_event
 from sim.kernels.rules.territory import region_city_of
+from sim.kernels.rules.units import unit_stat_hp, unit_stat_moves
 from sim.rules.codes import EV_HEALS
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
                mine: np.ndarray) -> None:
     """D3: heal the seat's idle damaged units (before its moves are reset); logged as one
-    EV_HEALS row (units healed, HP total) when any. mine: common.seat_units of the
+    EV_HEALS row (units healed, HP total) when any. mine: units.seat_units of the
     seat (its units on the board, ascending)."""
     n_healed = np.int64(0)
     hp_healed = np.int64(0)

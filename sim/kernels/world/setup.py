@@ -7,11 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
-    free_tile_near,
-    place_city,
-    spawn_unit,
-)
+from sim.kernels.rules.cities import free_tile_near, place_city
+from sim.kernels.rules.units import spawn_unit
 from sim.kernels.world.mapgen import generate_map_kernel
 from sim.rules.codes import (
     NEUTRAL,
