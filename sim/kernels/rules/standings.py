@@ -13,6 +13,8 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.territory import (
+    Rings,
+    ScoreWeights,
     resolve_regions,
     score_terms_into,
     term_sum,
@@ -29,12 +31,26 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
+@njit(inline='always')  # a tuple of three table values, built where it is used
+def ring_rule(tb: TableArrays) -> Rings:
+    """The tables' ring rule (T01, T03) for the territory kernels: the one place a
+    Rings is built from the tables, so every caller hands them the same types."""
+    return Rings(tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population)
+
+
+@njit(inline='always')  # a tuple of table values, built where it is used
+def score_weights(tb: TableArrays) -> ScoreWeights:
+    """The tables' score formula (T13, T14) for the territory kernels: the one place a
+    ScoreWeights is built from the tables."""
+    return ScoreWeights(tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point,
+                        tb.building_score_points)
+
+
 @njit
 def regions(st: State, tb: TableArrays, board: Board) -> np.ndarray:
     """(T,) owning city per tile for the current state (T08)."""
     return resolve_regions(board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop,
-                           st.tile_bought_by[: st.n_tiles[0]], tb.ring_radius, tb.grown_ring_radius,
-                           tb.grown_ring_population)
+                           st.tile_bought_by[: st.n_tiles[0]], ring_rule(tb))
 
 
 @njit
@@ -45,8 +61,7 @@ def territory_and_scores(st: State, tb: TableArrays, board: Board):
     return territory_and_score(
         board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop, st.city_buildings,
         st.tile_bought_by[: st.n_tiles[0]], st.seat_gold[:n], st.seat_alive[:n],
-        tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
-        tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+        ring_rule(tb), score_weights(tb))
 
 
 @njit
@@ -63,8 +78,7 @@ def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.nd
     counts = flat_counts.reshape((n, N_SCORE_COUNTS))
     tile_city = regions(st, tb, board)
     score_terms_into(terms, counts, tile_city, st.city_tile, st.city_owner, st.city_pop,
-                     st.city_buildings, tb.building_score_points, st.seat_gold[:n],
-                     tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+                     st.city_buildings, st.seat_gold[:n], score_weights(tb))
     return tile_city, terms, counts
 
 
