@@ -7,7 +7,7 @@ import pytest
 
 from sim.engine.check import check_invariants
 from sim.engine.match import new_match
-from sim.kernels.rules.common import regions
+from sim.kernels.rules.standings import regions
 from sim.world.board import DIRECTIONS, disc_size, hex_distance, make_board
 from sim.world.rng import Purpose, below, new_state, next_u64, stream_seed, weighted
 

@@ -22,8 +22,7 @@ def _worths(state, board, tb) -> list[int]:
     terrain = state.tile_terrain[: board.n_tiles]
     node = state.tile_node[: board.n_tiles]
     return [int(start_worth(state.city_tile[state.seat_capital[s]], terrain, node,
-                            tb.terrain_passable, board.distance, tb.start_balance_radius,
-                            tb.start_land_weight, tb.start_node_weight, tb.start_food_weight))
+                            board.distance, tb))
             for s in range(n)]
 
 
@@ -58,10 +57,7 @@ def test_d1_the_same_starts_are_dealt_to_the_seats_by_the_map_stream():
     for seed in range(600):
         node = state.tile_node[:n].copy()
         starts = choose_starts(new_state(seed), terrain, node, key, allowed, first_ok,
-                               board.distance, np.int64(3), tb.terrain_passable,
-                               tb.node_weights, tb.city_min_distance, tb.start_candidates,
-                               tb.start_balance_radius, tb.start_tolerance_pct,
-                               tb.start_land_weight, tb.start_node_weight, tb.start_food_weight)
+                               board.distance, np.int64(3), tb)
         sets.add(frozenset(int(t) for t in starts))
         for seat, tile in enumerate(starts):
             seats_of.setdefault(int(tile), Counter())[seat] += 1

@@ -17,7 +17,7 @@ import numpy as np
 from sim.engine.match import iter_turns, new_path_table
 from sim.kernels.ai.sites import best_site, crowded_tiles
 from sim.kernels.rules.commands import path_length
-from sim.kernels.rules.common import regions
+from sim.kernels.rules.standings import regions
 from sim.rules.codes import DISC_SIZES
 from sim.rules.tables import load_tables
 from sim.world.state import copy_state
@@ -115,7 +115,7 @@ def test_city_yields_are_the_plain_economy_rule_per_yield():
     asks for every city every turn): on played positions each equals the plain rule
     (base + per-population × population, the city's nodes for the node kinds, its
     buildings' yields) and city_yield's one yield, in sim.rules.codes.YIELDS order."""
-    from sim.kernels.rules.common import city_yield, city_yields
+    from sim.kernels.rules.cities import city_yield, city_yields
     from sim.kernels.rules.territory import node_income
     from sim.rules.codes import N_NODE_KINDS, N_YIELDS
 
@@ -143,7 +143,7 @@ def test_city_yields_are_the_plain_economy_rule_per_yield():
 def test_regions_and_scores_are_territory_and_scores_own():
     """The AI's read of regions and scores (T08, T10, T13), with no ranks, gives
     territory_and_scores' region map and scores."""
-    from sim.kernels.rules.common import regions_and_scores, territory_and_scores
+    from sim.kernels.rules.standings import regions_and_scores, territory_and_scores
 
     checked = 0
     for st, board in _positions(every=10):

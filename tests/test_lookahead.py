@@ -88,7 +88,7 @@ def test_the_lookahead_leaves_the_real_state_but_its_plan_and_one_draw(tables, s
     before = copy_state(st)
     tb = tables.arrays(LENGTH)
     path = np.full((board.n_tiles, board.n_tiles), -1, dtype=np.int64)
-    plan = choose_plan(st, tb, board, path, np.int64(seat), *lookahead_scratch(st))
+    plan = choose_plan(st, tb, board, path, np.int64(seat), lookahead_scratch(st))
     assert 0 <= plan < len(tables.personality_names)
     assert _diff_fields(before, st) <= {"rng_ai"}
     stream = new_state(int(before.rng_ai[seat]))
@@ -115,7 +115,7 @@ def test_choose_plan_is_a_pure_function_of_the_state(tables):
         again = copy_state(st)
         path = np.full((board.n_tiles, board.n_tiles), -1, dtype=np.int64)
         picks.append(int(choose_plan(again, tb, board, path, np.int64(seat),
-                                     *lookahead_scratch(again))))
+                                     lookahead_scratch(again))))
     assert picks[0] == picks[1]
 
 

@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sim.kernels.rules.territory import (
+    Rings,
+    ScoreWeights,
     buy_tile_check,
     node_income,
     resolve_regions,
@@ -29,6 +31,17 @@ from tests.reference import territory as ref
 BUY_NAMES = {BUY_OK: "ok", BUY_NEUTRAL_CITY: "neutral", BUY_NOT_OWNER: "not_owner",
              BUY_IMPASSABLE: "impassable", BUY_IN_REGION: "in_region",
              BUY_NOT_ADJACENT: "not_adjacent", BUY_NO_GOLD: "no_gold"}
+
+
+def rings(tb) -> Rings:
+    """The tables' ring rule as the kernels take it (standings.ring_rule in compiled code)."""
+    return Rings(tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population)
+
+
+def score_weights(tb) -> ScoreWeights:
+    """The tables' score formula as the kernels take it (standings.score_weights)."""
+    return ScoreWeights(tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point,
+                        tb.building_score_points)
 
 
 def rules_of(tb) -> ref.Rules:
@@ -100,9 +113,8 @@ def run_kernel(p, tables, tb):
     sites, owner, pop, buildings = kernel_inputs(p, tables)
     return territory_and_score(board.distance, board.disc, sites, owner, pop, buildings,
                                p["bought"], np.array(p["gold"], dtype=np.int64),
-                               np.array(p["alive"], dtype=np.uint8), tb.building_score_points,
-                               tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population,
-                               tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+                               np.array(p["alive"], dtype=np.uint8), rings(tb),
+                               score_weights(tb))
 
 
 def check_against_reference(p, tables, tb):
@@ -171,7 +183,7 @@ def test_t04_b2_tile_purchase_matches_reference(p, data, tables, tb):
     cities, bought, rules = ref_inputs(p, tables, tb)
     sites, owner, pop, _ = kernel_inputs(p, tables)
     tile_city = resolve_regions(board.distance, board.disc, sites, owner, pop, p["bought"],
-                                tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population)
+                                rings(tb))
     terrain = np.zeros(board.n_tiles, dtype=np.int64)
     for t in p["impassable"]:
         terrain[t] = 3  # mountain
@@ -196,8 +208,7 @@ def test_t01_region_is_seven_tiles_and_clipped_at_the_edge(tables, tb):
     centre, corner = board.index(0, 0), board.index(4, -4)
     tile_city = resolve_regions(board.distance, board.disc, np.array([centre, corner]),
                                 np.array([0, 1]), np.array([1, 1]),
-                                np.full(board.n_tiles, -1), tb.ring_radius,
-                                tb.grown_ring_radius, tb.grown_ring_population)
+                                np.full(board.n_tiles, -1), rings(tb))
     assert (tile_city == 0).sum() == 7
     assert (tile_city == 1).sum() == 4  # a corner city keeps 4 of its 7 tiles (T01)
 
@@ -210,8 +221,7 @@ def test_t01_ring_ignores_terrain_and_t03_grows_at_three(tables, tb):
     for pop, size in ((1, 7), (2, 7), (3, 19), (5, 19)):
         tile_city = resolve_regions(board.distance, board.disc, c, np.array([0]),
                                     np.array([pop]), np.full(board.n_tiles, -1),
-                                    tb.ring_radius, tb.grown_ring_radius,
-                                    tb.grown_ring_population)
+                                    rings(tb))
         assert (tile_city == 0).sum() == size
 
 
@@ -220,7 +230,7 @@ def test_t06_village_has_no_region(tables, tb):
     board = make_board(4)
     tile_city = resolve_regions(board.distance, board.disc, np.array([board.index(0, 0)]),
                                 np.array([-2]), np.array([3]), np.full(board.n_tiles, -1),
-                                tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population)
+                                rings(tb))
     assert (tile_city >= 0).sum() == 0
 
 
@@ -229,14 +239,12 @@ def test_t08_equal_distance_goes_to_the_lower_city_id(tables, tb):
     board = make_board(5)
     a, b = board.index(-2, 0), board.index(2, 0)  # 4 apart, pop 3: rings of 2 meet at (0, 0)
     tile_city = resolve_regions(board.distance, board.disc, np.array([b, a]), np.array([0, 1]),
-                                np.array([3, 3]), np.full(board.n_tiles, -1), tb.ring_radius,
-                                tb.grown_ring_radius, tb.grown_ring_population)
+                                np.array([3, 3]), np.full(board.n_tiles, -1), rings(tb))
     assert tile_city[board.index(0, 0)] == 0  # city 0 (at +2) wins the tie, lower ID
     bought = np.full(board.n_tiles, -1)
     bought[board.index(0, 0)] = 1
     tile_city = resolve_regions(board.distance, board.disc, np.array([b, a]), np.array([0, 1]),
-                                np.array([3, 3]), bought, tb.ring_radius,
-                                tb.grown_ring_radius, tb.grown_ring_population)
+                                np.array([3, 3]), bought, rings(tb))
     assert tile_city[board.index(0, 0)] == 1  # a bought tile beats a ring (T08.1)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.kernels.rules.common import regions
+from sim.kernels.rules.standings import regions
 from sim.rules.codes import (
     BANDIT,
     NEUTRAL,
@@ -44,7 +44,7 @@ def check_invariants(state: State, tables: Tables, board: Board,
 
 
 def _tile_problems(state: State, tb: TableArrays, board: Board) -> list[str]:
-    """One owner per tile (T08): every tile of a region (kernels.rules.common.regions,
+    """One owner per tile (T08): every tile of a region (kernels.rules.standings.regions,
     (T,) city or -1) belongs to a standing, owned city; a bought tile is passable."""
     out: list[str] = []
     tile_city = regions(state, tb, board)

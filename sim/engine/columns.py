@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sim.engine.match import forbid_text
-from sim.kernels.rules.common import scores
+from sim.kernels.rules.standings import scores
 from sim.rules.codes import (
     COL_A,
     COL_B,

@@ -15,6 +15,7 @@ import numpy as np
 
 from sim.engine.report import state_report
 from sim.engine.seat_ai import check_seat_ai, is_default, seat_masks
+from sim.kernels.lookahead import Scratch
 from sim.kernels.loop import (
     begin_match,
     play_one_turn,
@@ -106,7 +107,7 @@ def _play_compiled(tables: Tables, seed: int, match_index: int, n_seats: int | N
         ticks = no_ticks()
     if not run_match_held(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board,
                           rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles),
-                          turn_log, *lookahead_scratch(st), ticks):
+                          turn_log, lookahead_scratch(st), ticks):
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -151,7 +152,7 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     yield Step(0, st, board, turn_log)
     while not st.finished[0]:
         played = int(st.turn[0])
-        play_one_turn(st, tb, board, path, turn_log, *scratch, untimed)
+        play_one_turn(st, tb, board, path, turn_log, scratch, untimed)
         yield Step(played, st, board, turn_log)
 
 
@@ -365,9 +366,9 @@ def _tables_holder(record: np.record) -> np.ndarray:
 _HELD_TABLES: dict[int, tuple[np.record, np.ndarray]] = {}
 
 
-def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The lookahead's scratch for the kernels' match loop (sim.kernels.lookahead):
-    (a (1,) holder of the state's dtype, the state's holder as uint8, the scratch
+def lookahead_scratch(state: State) -> Scratch:
+    """The lookahead's scratch for the kernels' match loop (sim.kernels.lookahead.Scratch:
+    a (1,) holder of the state's dtype, the state's holder as uint8, the scratch
     as uint8, the [start, stop) byte span of the event log, which the copy skips).
     With no skill-1 seat nothing reads them, and they are (0,)-long arrays of the
     same types: no allocation, and the compiled loop is the same one."""
@@ -375,11 +376,11 @@ def lookahead_scratch(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     n = int(state["n_seats"][0])
     if int(state["seat_skill"][:n].max()) < R.SKILL_LOOKAHEAD:
         none, none_bytes = _no_scratch(holder.dtype)
-        return none, none_bytes, none_bytes, np.zeros(2, dtype=np.int64)
+        return Scratch(none, none_bytes, none_bytes, np.zeros(2, dtype=np.int64))
     scratch = np.empty_like(holder)
     log_type, offset = holder.dtype.fields["event_log"][:2]
     uncopied = np.array([offset, offset + log_type.itemsize], dtype=np.int64)
-    return scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied
+    return Scratch(scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied)
 
 
 @lru_cache(maxsize=8)
@@ -423,5 +424,5 @@ def play_turns(state, tb, board, n: int) -> int:
     if state.finished[0]:
         return R.R_FINISHED
     _play_turns(state, tb, board, new_path_table(board.n_tiles), np.int64(n),
-                *lookahead_scratch(state))
+                lookahead_scratch(state))
     return R.OK

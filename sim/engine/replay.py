@@ -21,7 +21,7 @@ import numpy as np
 from sim.engine.match import iter_turns
 from sim.engine.report import event_list, state_report
 from sim.engine.transcript import event_words
-from sim.kernels.rules.common import territory_and_scores
+from sim.kernels.rules.standings import territory_and_scores
 from sim.rules.codes import (
     EVENT_NAMES,
     NODE_KINDS,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sim.engine.commands import item_name, owner_name
-from sim.kernels.rules.common import regions, scores
+from sim.kernels.rules.standings import regions, scores
 from sim.kernels.rules.territory import dominance_shares
 from sim.rules.codes import (
     DAMAGE_SPLIT,

@@ -25,8 +25,8 @@ beat it by more than that); it is kept on a tie, and among other equals the
 lowest index wins.
 
 The copy is a memory copy of the state's bytes into a scratch state of the same
-dtype that the caller allocated (the scratch's (1,) holder and uint8 views of
-both holders), so no record is built inside compiled code. The bytes
+dtype that the caller allocated (Scratch: the scratch's (1,) holder and uint8
+views of both holders), so no record is built inside compiled code. The bytes
 uncopied[0]:uncopied[1] (the event log, 70 % of the state) are left out: kernels
 append rows to it and never read one back, so the copy plays the same without
 them.
@@ -34,14 +34,14 @@ them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn, plan_of
-from sim.kernels.rules.common import scores
 from sim.kernels.rules.flow import end_turn
+from sim.kernels.rules.standings import scores
 from sim.rules.codes import PERCENT, SKILL_LOOKAHEAD
 from sim.world.rng import next_u64
 
@@ -50,10 +50,22 @@ if TYPE_CHECKING:
     from sim.world.board import Board
     from sim.world.state import State
 
-# the scratch: (scratch holder (1,) state records, the real state's holder as uint8 (N,),
-# the scratch holder as uint8 (N,), uncopied (2,) int64 byte span); (0,)-long arrays
-# when no seat has skill 1 (sim.engine.match.lookahead_scratch), and then nothing here
-# reads them.
+
+
+class Scratch(NamedTuple):
+    """The lookahead's scratch, built by sim.engine.match.lookahead_scratch and handed
+    down the match loop whole. (0,)-long arrays of the same types when no seat has
+    skill 1, and then nothing here reads them.
+
+    holder: (1,) state records, the copy's holder; state_bytes: (N,) uint8, the real
+    state's holder; scratch_bytes: (N,) uint8, the copy's holder; uncopied: (2,) int64,
+    the byte span [start, stop) the copy leaves out (the event log).
+    """
+
+    holder: np.ndarray
+    state_bytes: np.ndarray
+    scratch_bytes: np.ndarray
+    uncopied: np.ndarray
 
 
 @njit
@@ -111,15 +123,16 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-             plan: np.int64, seed: np.uint64, scratch: np.ndarray, state_bytes: np.ndarray,
-             scratch_bytes: np.ndarray, uncopied: np.ndarray):
-    """plan_outcome of playing `plan` for the seat on a fresh copy of `st` for
-    horizon_pct % of the match's turns (the current one included), the copy's
-    streams re-seeded from `seed`."""
-    lo, hi = uncopied[0], uncopied[1]
+             plan: np.int64, seed: np.uint64, scratch: Scratch):
+    """plan_outcome of playing `plan` for the seat on a fresh copy of `st` (in
+    scratch.holder) for horizon_pct % of the match's turns (the current one
+    included), the copy's streams re-seeded from `seed`."""
+    lo, hi = scratch.uncopied[0], scratch.uncopied[1]
+    scratch_bytes = scratch.scratch_bytes
+    state_bytes = scratch.state_bytes
     scratch_bytes[:lo] = state_bytes[:lo]
     scratch_bytes[hi:] = state_bytes[hi:]
-    cp = scratch[0]
+    cp = scratch.holder[0]
     cp.seat_plan[seat] = plan
     stream = np.empty(1, dtype=np.uint64)
     stream[0] = seed
@@ -135,8 +148,7 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                scratch: np.ndarray, state_bytes: np.ndarray,
-                scratch_bytes: np.ndarray, uncopied: np.ndarray) -> np.int64:
+                scratch: Scratch) -> np.int64:
     """The plan the seat adopts (module docstring): the current one played first, its
     margin counting keep_margin more, then every personality in index order. Draws
     once from the seat's AI stream; changes nothing else of `st`. path: the match's
@@ -150,8 +162,7 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
         plan = current if k == 0 else np.int64(k - 1)
         if k > 0 and plan == current:
             continue
-        result, margin = play_out(st, tb, board, path, seat, plan, seed, scratch,
-                                  state_bytes, scratch_bytes, uncopied)
+        result, margin = play_out(st, tb, board, path, seat, plan, seed, scratch)
         if k == 0:
             best_result, best_margin = result, margin + tb.lookahead_keep_margin
         elif result > best_result or (result == best_result and margin > best_margin):
@@ -161,10 +172,8 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def look_ahead(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-               scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
-               uncopied: np.ndarray) -> None:
+               scratch: Scratch) -> None:
     """Before the seat acts: when its lookahead is due, set State.seat_plan[seat] to
     the plan choose_plan picks."""
     if lookahead_due(st, tb, seat):
-        st.seat_plan[seat] = choose_plan(st, tb, board, path, seat, scratch, state_bytes,
-                                         scratch_bytes, uncopied)
+        st.seat_plan[seat] = choose_plan(st, tb, board, path, seat, scratch)

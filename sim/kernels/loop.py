@@ -7,9 +7,9 @@ checker between turns, and `play_turns` lets scenarios hand a position to the AI
 This is the only match loop: the engine, scenarios and the benchmarks all play it.
 Each function takes a `ticks` array (sim.kernels.timing): (0,) to play, (N_PHASES,)
 to time each phase as it plays (`sim bench match --phases`). Each takes the
-lookahead's scratch (scratch, state_bytes, scratch_bytes, uncopied:
-sim.kernels.lookahead, built by sim.engine.match.lookahead_scratch); a skill-1 seat
-looks ahead at the opening of its turn, before it acts.
+lookahead's scratch (sim.kernels.lookahead.Scratch, built by
+sim.engine.match.lookahead_scratch); a skill-1 seat looks ahead at the opening of its
+turn, before it acts.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn
-from sim.kernels.lookahead import look_ahead
-from sim.kernels.rules.common import score_parts_into
+from sim.kernels.lookahead import Scratch, look_ahead
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
+from sim.kernels.rules.standings import score_parts_into
 from sim.kernels.rules.territory import term_sum
 from sim.kernels.timing import clock, tick
 from sim.kernels.world.setup import setup_match
@@ -97,8 +97,7 @@ def begin_match(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
-                  turn_log: np.ndarray, scratch: np.ndarray, state_bytes: np.ndarray,
-                  scratch_bytes: np.ndarray, uncopied: np.ndarray, ticks: np.ndarray) -> None:
+                  turn_log: np.ndarray, scratch: Scratch, ticks: np.ndarray) -> None:
     """The AI plays the active seat and every later seat of the current turn (a
     skill-1 seat looks ahead first); the turn is recorded after its last seat
     played, before the next turn opens. ticks: sim.kernels.timing."""
@@ -106,7 +105,7 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     while not st.finished[0] and st.turn[0] == t:
         seat = st.active_seat[0]
         t0 = clock(ticks)
-        look_ahead(st, tb, board, path, seat, scratch, state_bytes, scratch_bytes, uncopied)
+        look_ahead(st, tb, board, path, seat, scratch)
         tick(ticks, P_LOOKAHEAD, t0)
         ai_take_turn(st, tb, board, path, seat, ticks)
         if st.finished[0]:
@@ -120,9 +119,8 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
-              path: np.ndarray, turn_log: np.ndarray, scratch: np.ndarray,
-              state_bytes: np.ndarray, scratch_bytes: np.ndarray,
-              uncopied: np.ndarray, ticks: np.ndarray) -> bool:
+              path: np.ndarray, turn_log: np.ndarray, scratch: Scratch,
+              ticks: np.ndarray) -> bool:
     """Set up a match on an empty state and play it to its end; False, with nothing
     played, when the map cannot hold the seats' starts (D1). The one match loop: the
     engine, scenarios (play_turns) and the benchmarks (with ticks) all play it."""
@@ -132,34 +130,30 @@ def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_s
     tick(ticks, P_SETUP, t0)
     begin_match(st, tb, board, ticks)
     while not st.finished[0]:
-        play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
-                      uncopied, ticks)
+        play_one_turn(st, tb, board, path, turn_log, scratch, ticks)
     return True
 
 
 @njit
 def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map: np.ndarray,
                    n_seats: np.int64, path: np.ndarray, turn_log: np.ndarray,
-                   scratch: np.ndarray, state_bytes: np.ndarray,
-                   scratch_bytes: np.ndarray, uncopied: np.ndarray, ticks: np.ndarray) -> bool:
+                   scratch: Scratch, ticks: np.ndarray) -> bool:
     """`run_match` on the state and tables records held by (1,) record arrays
     (states[0], tables[0], by reference: the state is played in place). Called from
     Python, numba unboxes a record array in about a microsecond but a record scalar
-    of this size in tens of microseconds, every match. state_bytes is `states` as
-    uint8 (the lookahead copies the state through it)."""
+    of this size in tens of microseconds, every match. scratch.state_bytes is
+    `states` as uint8 (the lookahead copies the state through it)."""
     return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
-                     state_bytes, scratch_bytes, uncopied, ticks)
+                     ticks)
 
 
 @njit
 def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np.int64,
-               scratch: np.ndarray, state_bytes: np.ndarray, scratch_bytes: np.ndarray,
-               uncopied: np.ndarray) -> None:
+               scratch: Scratch) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
     turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
     untimed = np.zeros(0, dtype=np.int64)
     for _ in range(n):
         if st.finished[0]:
             return
-        play_one_turn(st, tb, board, path, turn_log, scratch, state_bytes, scratch_bytes,
-                      uncopied, untimed)
+        play_one_turn(st, tb, board, path, turn_log, scratch, untimed)

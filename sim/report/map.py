@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from sim.kernels.rules.common import regions
+from sim.kernels.rules.standings import regions
 from sim.rules.codes import (
     BANDIT,
     NEUTRAL,

@@ -20,7 +20,7 @@ import psutil
 
 from sim.engine.match import play_match, play_match_phases
 from sim.jit import cycles, njit
-from sim.kernels.rules.territory import territory_and_score
+from sim.kernels.rules.territory import Rings, ScoreWeights, territory_and_score
 from sim.rules.codes import N_PHASES, NEUTRAL, PHASES
 from sim.rules.tables import load_tables
 from sim.runner.experiments import load_experiment
@@ -30,17 +30,15 @@ from sim.world.board import make_board
 
 
 @njit
-def _territory_batch(distance, disc, sites, owner, pop, buildings, bought, gold, alive, points,
-                     base_radius, grown_radius, grown_population, w_region, w_population, w_city,
-                     gold_per_point):
+def _territory_batch(distance, disc, sites, owner, pop, buildings, bought, gold, alive, rings,
+                     weights):
     """Resolve every position of a batch (rows of the 2-D inputs) inside compiled code,
     as the match loop does, so the timing is the kernel's and not Python's call overhead."""
     checksum = 0
     for i in range(sites.shape[0]):
         _tc, _terms, _counts, score, rank = territory_and_score(
             distance, disc, sites[i], owner[i], pop[i], buildings[i], bought[i], gold[i], alive,
-            points, base_radius, grown_radius, grown_population, w_region, w_population, w_city,
-            gold_per_point)
+            rings, weights)
         checksum += score[0] + rank[0]
     return checksum
 
@@ -89,12 +87,18 @@ def _territory_inputs(n_positions: int):
     return board, tb, inputs
 
 
+def _territory_rules(tb) -> tuple[Rings, ScoreWeights]:
+    """The tables' ring rule and score formula as the territory kernel takes them (what
+    sim.kernels.rules.standings.ring_rule and score_weights build in compiled code)."""
+    return (Rings(tb.ring_radius, tb.grown_ring_radius, tb.grown_ring_population),
+            ScoreWeights(tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point,
+                         tb.building_score_points))
+
+
 def _call_territory(board, tb, inp) -> None:
     sites, owner, pop, buildings, bought, gold = inp
     territory_and_score(board.distance, board.disc, sites, owner, pop, buildings, bought, gold,
-                        np.ones(4, dtype=np.uint8), tb.building_score_points, tb.ring_radius,
-                        tb.grown_ring_radius, tb.grown_ring_population, tb.w_region,
-                        tb.w_population, tb.w_city, tb.gold_per_point)
+                        np.ones(4, dtype=np.uint8), *_territory_rules(tb))
 
 
 def interpreted_territory_seconds(n_positions: int) -> float:
@@ -117,8 +121,7 @@ def bench_territory(n_positions: int = 200) -> dict:
     board, tb, inputs = _territory_inputs(n_positions)
     batch = [np.stack([inp[k] for inp in inputs]) for k in range(6)]
     args = (board.distance, board.disc, *batch, np.ones(4, dtype=np.uint8),
-            tb.building_score_points, tb.ring_radius, tb.grown_ring_radius,
-            tb.grown_ring_population, tb.w_region, tb.w_population, tb.w_city, tb.gold_per_point)
+            *_territory_rules(tb))
     _call_territory(board, tb, inputs[0])  # compile (or load from cache) outside the timing
     _territory_batch(*args)
     t0 = time.perf_counter()

@@ -772,7 +772,7 @@ def flow_income(pos: Position, rules: EngineRules, seat: int) -> None:
 
 
 def free_tile_near(pos: Position, rules: EngineRules, tile: Tile, side: Owner) -> Tile | None:
-    """Engine choice (documented in common.free_tile_near): the tile itself when no unit
+    """Engine choice (documented in cities.free_tile_near): the tile itself when no unit
     stands there, else the first empty passable neighbour in direction order that is
     not another side's city."""
     if pos.unit_at(tile) is None:

@@ -18,7 +18,7 @@ from sim.engine.scenario.spec import (
     key_location,
     parse_scenario,
 )
-from sim.kernels.rules.common import max_hp
+from sim.kernels.rules.cities import max_hp
 from sim.rules.codes import (
     BANDIT,
     NEUTRAL,

@@ -17,8 +17,9 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.threats import observatory_queued_by
 from sim.kernels.rules.commands import buy_truce
-from sim.kernels.rules.common import forbidden_mechanic, is_military
 from sim.kernels.rules.events import log_event
+from sim.kernels.rules.seats import forbidden_mechanic
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import EV_PACT, M_PACT, M_TRUCE
 
 if TYPE_CHECKING:

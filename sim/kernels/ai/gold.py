@@ -19,9 +19,11 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.threats import in_score_phase
+from sim.kernels.rules.cities import city_yield, max_hp
 from sim.kernels.rules.commands import buy_tile, repair, rush, rush_price
-from sim.kernels.rules.common import city_yield, forbidden_mechanic, is_military, max_hp
+from sim.kernels.rules.seats import forbidden_mechanic
 from sim.kernels.rules.territory import tile_price
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import GOLD, M_BUY_TILES, M_RUSH, N_DIRECTIONS, OK, PERCENT, W_ECONOMY
 
 if TYPE_CHECKING:

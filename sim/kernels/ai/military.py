@@ -15,7 +15,7 @@ scenario command uses (move, attack, enter, found).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from sim.jit import njit
 from sim.kernels.ai.paths import step_away, step_toward
 from sim.kernels.ai.sites import settler_orders
 from sim.kernels.ai.threats import (
+    Sight,
     city_value,
     intruder_near,
     nearest_rival_city,
@@ -36,7 +37,9 @@ from sim.kernels.rules.combat import (
     city_defence_strength,
     resolve_attack_at,
 )
-from sim.kernels.rules.common import cities_held, is_military, regions
+from sim.kernels.rules.seats import cities_held
+from sim.kernels.rules.standings import regions
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
     DISC_SIZES,
     FAR,
@@ -55,10 +58,28 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
+class WarPlan(NamedTuple):
+    """The seat's war this turn, as ai_units settles it before its unit orders.
+
+    target: the war target city (threats.war_target, the alarm city or a village),
+    -1 for none; hold: steps short of the target the army stops until the assault,
+    so it arrives as one wave; assault: whether the army strikes the target now;
+    alarm_city: a rival's announced Observatory (V16) in reach, or -1; finishing:
+    each unit marches on its nearest rival city instead (the seat's own V18 counter
+    runs, ai.finish_nearest). Built with np.int64 / np.bool_ values (sim.jit).
+    """
+
+    target: np.int64
+    hold: np.int64
+    assault: bool
+    alarm_city: np.int64
+    finishing: bool
+
+
 @njit
 def own_units(st: State, seat: np.int64, live: np.ndarray) -> np.ndarray:
     """(N,) int64: IDs of the seat's units on the board, ascending. live:
-    rules.common.live_units (every unit on the board, ascending)."""
+    rules.units.live_units (every unit on the board, ascending)."""
     mine = np.empty(live.shape[0], dtype=np.int64)
     n = np.int64(0)
     for u in live:
@@ -201,25 +222,28 @@ def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
 
 @njit
 def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
-                mine: np.ndarray, n_seen: np.int64, seat: np.int64, target: np.int64,
-                hold: np.int64, assault: bool, alarm: np.ndarray, answered: np.ndarray,
-                score: np.ndarray, alarm_city: np.int64, finishing: bool,
-                ranged: bool, live: np.ndarray) -> None:
+                seat: np.int64, war: WarPlan, sight: Sight, ranged: bool) -> None:
     """The seat's fighting units of one phase (`ranged` ones, or melee ones), in ID order
-    (`mine`, then any slot from n_seen on: see ai_units). Each one captures, attacks,
-    else defends a threatened city, marches on the war target (`target` >= 0, or with
-    `finishing` the nearest rival city; no closer than `hold` steps until the assault,
-    so the army arrives as one wave), clears a camp, or garrisons. A melee unit next
-    to the target in an assault waits for `siege`, which orders the strikes together.
-    alarm, answered: (C,) see threats.intruder_near. A unit whose target is
-    `alarm_city`, a rival's announced Observatory (V16), marches before it strikes
-    anything else on the way while out of reach of it, so the army reaches the city
-    in time. live: rules.common.live_units as of n_seen (the units an intruder may be).
+    (`sight.mine`, then any slot from sight.n_seen on: see ai_units). Each one captures,
+    attacks, else defends a threatened city, marches on the war target (`war.target`
+    >= 0, or with `war.finishing` the nearest rival city; no closer than `war.hold`
+    steps until the assault, so the army arrives as one wave), clears a camp, or
+    garrisons. A melee unit next to the target in an assault waits for `siege`, which
+    orders the strikes together. sight.alarm, sight.answered: (C,) see
+    threats.intruder_near. A unit whose target is `war.alarm_city`, a rival's announced
+    Observatory (V16), marches before it strikes anything else on the way while out of
+    reach of it, so the army reaches the city in time. sight.live:
+    rules.units.live_units as of sight.n_seen (the units an intruder may be).
     One call per phase, not per unit: numba counts the references to each
     array a kernel is handed, on every call."""
     neighbours = board.neighbours
     distance = board.distance
     disc = board.disc
+    mine = sight.mine
+    n_seen = sight.n_seen
+    score = sight.score
+    target = war.target
+    assault = war.assault
     for i in range(mine.shape[0] + st.n_units[0] - n_seen):
         u = mine[i] if i < mine.shape[0] else n_seen + i - mine.shape[0]
         if st.finished[0]:
@@ -230,9 +254,9 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
         if not is_military(tb, utype) or (tb.unit_range[utype] > 0) != ranged:
             continue
         own = target
-        if finishing:
+        if war.finishing:
             own = nearest_rival_city(st, distance, seat, st.unit_tile[u])
-        straight = alarm_city >= 0 and own == alarm_city
+        straight = war.alarm_city >= 0 and own == war.alarm_city
         reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
         detour = not straight or distance[st.unit_tile[u], st.city_tile[own]] <= reach
         enter = np.int64(-1)  # a city to enter (V05): nothing else follows an entry
@@ -242,8 +266,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                               (detour and strike_in_reach(st, tb, disc, u, seat) and
                                try_attack(st, tb, ai, distance, disc, u, seat, assault,
                                           score))):
-            goal = intruder_near(st, tb, ai, distance, seat, u, alarm, answered, live,
-                                 n_seen)
+            goal = intruder_near(st, tb, ai, distance, seat, u, sight)
             # where the unit stood and its moves before it walks: a unit that did not
             # move (every move costs one) sees the very position it saw above
             start, start_moves = st.unit_tile[u], st.unit_moves_left[u]
@@ -251,7 +274,7 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
             if goal < 0 and own >= 0:
                 goal = st.city_tile[own]
                 if not assault:
-                    stop = max(reach, hold)
+                    stop = max(reach, war.hold)
                 if spent(st, tb, u, own):
                     stop = max(stop, ai.muster_radius)
                     if distance[st.unit_tile[u], goal] < stop:
@@ -364,7 +387,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     otherwise it takes a neutral village near home. With dominance_hold, a seat
     whose V18 counter runs marches on nothing: every unit defends or garrisons
     (a lost city would reset the counter). score: (S,) the seats' scores; live:
-    rules.common.live_units, taken when st.n_units was `n_seen`.
+    rules.units.live_units, taken when st.n_units was `n_seen`.
     """
     neighbours = board.neighbours
     distance = board.distance
@@ -422,11 +445,14 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     if st.seat_dominance[seat] > 0 and not holding:
         # finishing (V18 counter running): one unit per threatened city, the rest march
         answered[:] = max(ai.defenders - 1, 0)
+    # np.int64 / np.bool_: one type for each field of the records (sim.jit)
+    war = WarPlan(np.int64(target), np.int64(hold), np.bool_(assault), np.int64(alarm_city),
+                  np.bool_(finishing))
+    sight = Sight(mine, live, np.int64(n_seen), score, alarm, answered)
     for phase in range(2):
         if st.finished[0]:
             return
-        unit_orders(st, tb, ai, board, path, mine, n_seen, seat, target, hold, assault, alarm,
-                    answered, score, alarm_city, finishing, phase == 0, live)
+        unit_orders(st, tb, ai, board, path, seat, war, sight, phase == 0)
     if assault and target >= 0 and not st.finished[0]:
         siege(st, tb, ai, board, seat, target, score)
     zeroed = target >= 0 and st.city_hp[target] == 0 and st.city_owner[target] != seat

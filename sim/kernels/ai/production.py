@@ -19,7 +19,7 @@ seat that holds none yet. Queueing goes through `queue_item`, the command a scen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -28,9 +28,11 @@ from sim.kernels.ai.choice import graded_pick
 from sim.kernels.ai.gold import gold_income
 from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
+from sim.kernels.rules.cities import city_yield
 from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
-from sim.kernels.rules.common import cities_held, city_yield, forbidden_item, is_military
+from sim.kernels.rules.seats import cities_held, forbidden_item
 from sim.kernels.rules.territory import node_income
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
     DISC_SIZES,
     FOOD,
@@ -49,6 +51,18 @@ if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
+
+
+class Forces(NamedTuple):
+    """What the seat has as its production counts it (ai_production, int64 each):
+    army: its fighting units; n_ranged: the ranged ones among them; n_settlers: its
+    city founders; n_cities: the cities it holds. Each queued item adds to its count,
+    so the record is rebuilt for each city's choice."""
+
+    army: np.int64
+    n_ranged: np.int64
+    n_settlers: np.int64
+    n_cities: np.int64
 
 
 @njit
@@ -134,18 +148,23 @@ def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, cit
 
 @njit
 def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
-                seat: np.int64, city: np.int64, threat: np.int64, army: np.int64,
-                n_ranged: np.int64, n_cities: np.int64, n_settlers: np.int64, afford: bool,
-                at_war: bool, obs_home: np.int64, tile_city: np.ndarray) -> np.int64:
+                seat: np.int64, city: np.int64, threat: np.int64, forces: Forces,
+                afford: bool, at_war: bool, obs_home: np.int64,
+                tile_city: np.ndarray) -> np.int64:
     """The queue item drawn among the near-best by utility (band_pct) for this city, or -1.
 
     Units: the army wanted grows with the cities held and the military weight
     (army_base_pct, army_military_pct), with war and with the threat near the
     city; no new unit while upkeep would pass upkeep_share_pct of gold income
-    unless the city is threatened. A share of the army (siege_share_pct) is
-    ranged/siege. Buildings: `building_value`; the Observatory only in the seat's
-    best production city (`obs_home`). tile_city: (T,) owning city or -1.
+    (`afford`) unless the city is threatened. A share of the army (siege_share_pct)
+    is ranged/siege. Buildings: `building_value`; the Observatory only in the seat's
+    best production city (`obs_home`). forces: what the seat has (Forces);
+    tile_city: (T,) owning city or -1.
     """
+    army = forces.army
+    n_ranged = forces.n_ranged
+    n_cities = forces.n_cities
+    n_settlers = forces.n_settlers
     n_units = tb.unit_cost.shape[0]
     n_b = tb.building_cost.shape[0]
     w = ai.weights
@@ -223,7 +242,7 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
     """Queue one item in each of the seat's cities with an empty queue (`choose_item`);
     `army` and `n_ranged` count the seat's fighting and ranged units and grow with
     what is queued. threats: (C,) threats.city_threat of the seat's cities; live:
-    rules.common.live_units (the units on the board, ascending)."""
+    rules.units.live_units (the units on the board, ascending)."""
     n_cities = cities_held(st, seat)
     n_settlers = np.int64(0)
     for u in live:
@@ -240,8 +259,11 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
         over = max(army + 1 - tb.free_units_per_city * n_cities, 0) * tb.upkeep_per_unit
         afford = over * PERCENT <= income * ai.upkeep_share_pct
         threat = threats[c]
-        item = choose_item(st, tb, ai, board, path, seat, c, threat, army, n_ranged, n_cities,
-                           n_settlers, afford, at_war, obs_home, tile_city)
+        # np.int64: one type for each field of the record (sim.jit)
+        forces = Forces(np.int64(army), np.int64(n_ranged), np.int64(n_settlers),
+                        np.int64(n_cities))
+        item = choose_item(st, tb, ai, board, path, seat, c, threat, forces, afford, at_war,
+                           obs_home, tile_city)
         if item >= 0 and queue_item(st, tb, c, item, seat) == OK:
             if item < tb.unit_cost.shape[0]:
                 if tb.unit_founds_city[item]:

@@ -17,7 +17,7 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.rules.commands import research
-from sim.kernels.rules.common import forbidden_tech
+from sim.kernels.rules.seats import forbidden_tech
 from sim.rules.codes import PERCENT, W_SCIENCE
 
 if TYPE_CHECKING:

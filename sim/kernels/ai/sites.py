@@ -16,7 +16,7 @@ import numpy as np
 from sim.jit import njit
 from sim.kernels.ai.paths import path_row, step_toward
 from sim.kernels.rules.commands import disband_unit, found_check, found_city
-from sim.kernels.rules.common import cities_held
+from sim.kernels.rules.seats import cities_held
 from sim.rules.codes import DISC_SIZES, FAR, MAX_DISC_RADIUS, OK
 
 if TYPE_CHECKING:

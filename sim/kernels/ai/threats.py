@@ -16,13 +16,13 @@ seat's own AI parameter set (`ai`: tb.ai[personality], `[ai.defence]`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from sim.jit import njit
 from sim.kernels.rules.combat import may_attack_owner
-from sim.kernels.rules.common import is_military
+from sim.kernels.rules.units import is_military
 from sim.rules.codes import BANDIT, DISC_SIZES, FAR, NEUTRAL, OK, PERCENT, UNSET, W_MILITARY
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def observatory_queued_by(st: State, tb: TableArrays, seat: np.int64) -> np.int6
 
 @njit(inline='always')  # numba-inlined where called: no array references per call
 def nth_unit(live: np.ndarray, n_seen: np.int64, i: np.int64) -> np.int64:
-    """The i-th unit slot of a scan over `live` (rules.common.live_units, taken when n_units was
+    """The i-th unit slot of a scan over `live` (rules.units.live_units, taken when n_units was
     `n_seen`) then every slot from n_seen on: the order of a scan of every slot,
     with the slots that were empty when the list was taken left out (a unit that
     left the board never comes back). Scan length: live.shape[0] + n_units - n_seen."""
@@ -98,16 +98,38 @@ def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, 
     return -1
 
 
+class Sight(NamedTuple):
+    """What a seat's units see this turn, taken once by military.ai_units for its unit
+    orders (the arrays travel together; the last two are filled in as units look).
+
+    mine: (N,) int64 the seat's units on the board when `live` was taken, ascending
+    (military.own_units); live: (N,) int64 rules.units.live_units, taken when
+    st.n_units was `n_seen` (int64): the units an intruder may be (nth_unit);
+    score: (S,) int64 the seats' scores (T10); alarm: (C,) int64 each city's
+    intruder tile, UNSET while not looked up (intruder_near); answered: (C,) int64
+    the units answering each city's intruder.
+    """
+
+    mine: np.ndarray
+    live: np.ndarray
+    n_seen: np.int64
+    score: np.ndarray
+    alarm: np.ndarray
+    answered: np.ndarray
+
+
 @njit(inline='always')  # numba-inlined in unit_orders, its one caller: called for every unit,
-# it would count references to the three per-turn arrays it is handed on every call
+# it would count references to the per-turn arrays it is handed on every call
 def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
-                  seat: np.int64, unit: np.int64, alarm: np.ndarray,
-                  answered: np.ndarray, live: np.ndarray, n_seen: np.int64) -> np.int64:
+                  seat: np.int64, unit: np.int64, sight: Sight) -> np.int64:
     """Tile of a hostile fighting unit within defend_radius of one of the seat's
     cities that is within defend_reach steps of `unit`, or -1; at most `defenders`
-    units answer one city. `alarm` (C,) caches each city's intruder tile (UNSET: not
-    looked up yet) and is refreshed when the intruder left; `answered` (C,) counts
-    responders. distance: (T, T) board.distance; live, n_seen: the units (nth_unit)."""
+    units answer one city. `sight.alarm` (C,) caches each city's intruder tile (UNSET:
+    not looked up yet) and is refreshed when the intruder left; `sight.answered` (C,)
+    counts responders. distance: (T, T) board.distance; sight.live, sight.n_seen: the
+    units (nth_unit)."""
+    alarm = sight.alarm
+    answered = sight.answered
     here = st.unit_tile[unit]
     for c in range(st.n_cities[0]):
         home = st.city_tile[c]
@@ -120,7 +142,7 @@ def intruder_near(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray
             if x < 0 or st.unit_owner[x] == seat:
                 t = UNSET
         if t == UNSET:
-            t = intruder_of(st, tb, ai, distance, seat, c, live, n_seen)
+            t = intruder_of(st, tb, ai, distance, seat, c, sight.live, sight.n_seen)
             alarm[c] = t
         if t >= 0:
             answered[c] += 1
@@ -224,7 +246,7 @@ def war_target(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, s
     to it (so a marching army keeps its target). While the seat's own dominance
     counter runs (V18) neutral villages are left alone: only seats' cities matter.
     score: (S,) the seats' current scores (T10); distance: (T, T) board.distance;
-    live: rules.common.live_units, taken with nothing moved since."""
+    live: rules.units.live_units, taken with nothing moved since."""
     tiles = np.empty(live.shape[0], dtype=np.int64)
     n_army = np.int64(0)
     for u in live:
@@ -269,7 +291,7 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, distance: np.nda
     """A rival's city with the Observatory announced (V16) within observatory_reach
     steps of one of the seat's cities or units, that the seat may attack; or -1.
     Such a city is assaulted at once: it wins the match on completion.
-    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    distance: (T, T) board.distance; live: rules.units.live_units, taken with nothing
     moved since."""
     for x in range(st.n_seats[0]):
         if x == seat or not st.seat_alive[x] or not hostile_owner(st, seat, x):

@@ -36,12 +36,9 @@ from sim.kernels.ai.threats import (
     war_target,
     war_time,
 )
-from sim.kernels.rules.common import (
-    forbidden_mechanic,
-    is_military,
-    live_units,
-    regions_and_scores,
-)
+from sim.kernels.rules.seats import forbidden_mechanic
+from sim.kernels.rules.standings import regions_and_scores
+from sim.kernels.rules.units import is_military, live_units
 from sim.kernels.timing import clock, tick
 from sim.rules.codes import (
     BANDIT,
@@ -74,7 +71,7 @@ def city_threats(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     """(C,) int64: threats.city_threat of each of the seat's cities, 0 elsewhere, in one
     pass over the units (each hostile fighting unit adds its attack to every city of
     the seat within threat_radius) instead of one pass per city: the same sums.
-    distance: (T, T) board.distance; live: rules.common.live_units, taken with nothing
+    distance: (T, T) board.distance; live: rules.units.live_units, taken with nothing
     moved since (the units on the board, ascending)."""
     threats = np.zeros(st.n_cities[0], dtype=np.int64)
     homes = np.empty(st.n_cities[0], dtype=np.int64)  # the seat's cities, ascending

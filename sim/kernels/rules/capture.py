@@ -11,20 +11,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.rules.cities import free_tile_near, max_hp
 from sim.kernels.rules.combat import may_attack_owner
-from sim.kernels.rules.common import (
-    check_conquest,
-    eliminate,
-    forbidden_mechanic,
-    free_tile_near,
-    kill_unit,
-    max_hp,
-    unit_stat_attack,
-    unit_stat_range,
-)
 from sim.kernels.rules.events import (
     log_event,
 )
+from sim.kernels.rules.seats import forbidden_mechanic
+from sim.kernels.rules.units import kill_unit, unit_stat_attack, unit_stat_range
+from sim.kernels.rules.victory import check_conquest, eliminate
 from sim.rules.codes import (
     COL_A,
     EV_CAPITAL_FALL,

@@ -22,17 +22,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
+from sim.kernels.rules.events import log_event
+from sim.kernels.rules.seats import (
     forbidden_mechanic,
     in_pact_together,
-    kill_unit,
     pact_against,
     truce_between,
-    unit_stat_attack,
-    unit_stat_defence,
-    unit_stat_range,
 )
-from sim.kernels.rules.events import log_event
+from sim.kernels.rules.units import kill_unit, unit_stat_attack, unit_stat_defence, unit_stat_range
 from sim.rules.codes import (
     BANDIT,
     DAMAGE_SPLIT,

@@ -13,23 +13,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
-    cities_held,
-    forbidden_item,
-    forbidden_mechanic,
-    forbidden_tech,
-    kill_unit,
-    max_hp,
-    place_city,
-    regions,
-)
+from sim.kernels.rules.cities import max_hp, place_city
 from sim.kernels.rules.events import (
     log_event,
 )
+from sim.kernels.rules.seats import cities_held, forbidden_item, forbidden_mechanic, forbidden_tech
+from sim.kernels.rules.standings import regions, ring_rule
 from sim.kernels.rules.territory import (
     buy_tile_check,
     region_city_of,
 )
+from sim.kernels.rules.units import kill_unit
 from sim.rules.codes import (
     BUY_OK,
     BUY_REASON,
@@ -223,8 +217,7 @@ def found_check(st: State, tb: TableArrays, board: Board, unit: np.int64,
     # the one tile's owner (region_city_of: resolve_regions(...)[tile], T08), not
     # every region: a settler checks this every turn
     if region_city_of(board.distance, st.city_tile, st.city_owner, st.city_pop,
-                      st.tile_bought_by, tile, tb.ring_radius, tb.grown_ring_radius,
-                      tb.grown_ring_population) >= 0:
+                      st.tile_bought_by, tile, ring_rule(tb)) >= 0:
         return R_IN_REGION
     if cities_held(st, seat) >= tb.quota:
         return R_QUOTA

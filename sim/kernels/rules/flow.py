@@ -14,27 +14,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
-    city_yields,
-    end_pact,
-    finish,
-    free_tile_near,
-    is_military,
-    kill_unit,
-    max_hp,
-    regions,
-    repair_city,
-    scores,
-    seat_units,
-    spawn_unit,
-    unit_stat_moves,
-)
+from sim.kernels.rules.cities import city_yields, free_tile_near, max_hp, repair_city
 from sim.kernels.rules.events import (
     log_event,
 )
 from sim.kernels.rules.healing import heal_units
 from sim.kernels.rules.neutrals import neutral_turn
+from sim.kernels.rules.seats import end_pact
+from sim.kernels.rules.standings import regions, scores
 from sim.kernels.rules.territory import dominance_shares, node_income
+from sim.kernels.rules.units import is_military, kill_unit, seat_units, spawn_unit, unit_stat_moves
+from sim.kernels.rules.victory import finish
 from sim.kernels.timing import clock, tick
 from sim.rules.codes import (
     CARD_FOOD,
@@ -88,7 +78,7 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64,
     law_share_pct % (rounded down) of its normal food and gold (B4).
     Upkeep: military units beyond free_units_per_city × cities cost
     upkeep_per_unit gold each; what the treasury cannot pay is settled by
-    disbanding the newest military units (C: Economy). mine: common.seat_units of the
+    disbanding the newest military units (C: Economy). mine: units.seat_units of the
     seat, taken with none of its units gone since.
     """
     tile_city = regions(st, tb, board)

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import unit_stat_hp, unit_stat_moves
 from sim.kernels.rules.events import log_event
+from sim.kernels.rules.standings import ring_rule
 from sim.kernels.rules.territory import region_city_of
+from sim.kernels.rules.units import unit_stat_hp, unit_stat_moves
 from sim.rules.codes import EV_HEALS
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
                mine: np.ndarray) -> None:
     """D3: heal the seat's idle damaged units (before its moves are reset); logged as one
-    EV_HEALS row (units healed, HP total) when any. mine: common.seat_units of the
+    EV_HEALS row (units healed, HP total) when any. mine: units.seat_units of the
     seat (its units on the board, ascending)."""
     n_healed = np.int64(0)
     hp_healed = np.int64(0)
@@ -48,8 +49,7 @@ def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
         else:
             # one tile's owner (T08), not the whole board's regions: this runs every flow
             holder = region_city_of(board.distance, st.city_tile, st.city_owner, st.city_pop,
-                                    st.tile_bought_by, t, tb.ring_radius,
-                                    tb.grown_ring_radius, tb.grown_ring_population)
+                                    st.tile_bought_by, t, ring_rule(tb))
             if holder >= 0 and st.city_owner[holder] == seat:
                 gain = tb.heal_in_region
             else:

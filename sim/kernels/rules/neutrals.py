@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.rules.cities import free_tile_near, repair_city
 from sim.kernels.rules.combat import resolve_attack
-from sim.kernels.rules.common import free_tile_near, repair_city, spawn_unit, unit_stat_moves
 from sim.kernels.rules.events import log_event
+from sim.kernels.rules.units import spawn_unit, unit_stat_moves
 from sim.rules.codes import BANDIT, EV_REPAIRS, FAR, NEUTRAL
 
 if TYPE_CHECKING:

@@ -1,10 +1,13 @@
 """Territory and score kernels (T01–T16, B2).
 
 Every function is a pure `@njit` function of arrays and table values passed
-as arguments. Array shapes: T tiles, C city slots, S seats, B buildings.
+as arguments; the table values that travel together come as one small record
+(`Rings`, `ScoreWeights`). Array shapes: T tiles, C city slots, S seats, B buildings.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,26 +38,48 @@ from sim.rules.codes import (
 )
 
 
+class Rings(NamedTuple):
+    """A city's ring (T01, T03), int64 each: `base` steps, `grown` steps once its
+    population is `grown_population` or more (the tables' ring_radius,
+    grown_ring_radius, grown_ring_population: sim.kernels.rules.standings.ring_rule)."""
+
+    base: np.int64
+    grown: np.int64
+    grown_population: np.int64
+
+
+class ScoreWeights(NamedTuple):
+    """The score formula's table values (T13, T14): w_region points per region tile,
+    w_population per population, w_city per city, a point per gold_per_point gold
+    (int64 each), and building_points (B,) int64 each building's Monument points
+    (building_score_points; sim.kernels.rules.standings.score_weights)."""
+
+    w_region: np.int64
+    w_population: np.int64
+    w_city: np.int64
+    gold_per_point: np.int64
+    building_points: np.ndarray
+
+
 @njit
-def ring_radius(pop: np.int64, base_radius: np.int64, grown_radius: np.int64,
-                grown_population: np.int64) -> np.int64:
-    """Radius of a city's ring: `grown_radius` at population >= `grown_population` (T01, T03)."""
-    if pop >= grown_population:
-        return grown_radius
-    return base_radius
+def ring_radius(pop: np.int64, rings: Rings) -> np.int64:
+    """Radius of a city's ring: `rings.grown` at population >= `rings.grown_population`,
+    else `rings.base` (T01, T03)."""
+    if pop >= rings.grown_population:
+        return rings.grown
+    return rings.base
 
 
 @njit
 def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
                     city_owner: np.ndarray, city_pop: np.ndarray, tile_bought_by: np.ndarray,
-                    base_radius: np.int64, grown_radius: np.int64,
-                    grown_population: np.int64) -> np.ndarray:
+                    rings: Rings) -> np.ndarray:
     """The city that owns each tile, after T08's contest order.
 
     distance: (T, T) hex steps (terrain ignored: T01). disc: (T, D) tiles
     nearest first (sim.world.board). city_tile: (C,) tile or -1 for an unused slot.
     city_owner: (C,) seat, or negative for a neutral village (no region: T06).
-    city_pop: (C,). tile_bought_by: (T,) city or -1.
+    city_pop: (C,). tile_bought_by: (T,) city or -1. rings: the ring rule (T01, T03).
 
     Returns tile_city: (T,) owning city ID or -1. A bought tile belongs to its
     buyer (T05, T08.1); otherwise the closest seat city whose ring covers the
@@ -67,7 +92,7 @@ def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarra
         home = city_tile[c]
         if home < 0 or city_owner[c] < 0:
             continue
-        rad = ring_radius(city_pop[c], base_radius, grown_radius, grown_population)
+        rad = ring_radius(city_pop[c], rings)
         for k in range(DISC_SIZES[rad]):
             t = disc[home, k]
             if t < 0:
@@ -89,8 +114,7 @@ def resolve_regions(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarra
 @njit
 def region_city_of(distance: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
                    city_pop: np.ndarray, tile_bought_by: np.ndarray, tile: np.int64,
-                   base_radius: np.int64, grown_radius: np.int64,
-                   grown_population: np.int64) -> np.int64:
+                   rings: Rings) -> np.int64:
     """The city that owns one `tile` (resolve_regions(...)[tile], T08), or -1, without
     resolving the whole board: its buyer, else the closest seat city whose ring covers
     it, equal distance to the lower city ID."""
@@ -104,7 +128,7 @@ def region_city_of(distance: np.ndarray, city_tile: np.ndarray, city_owner: np.n
         if home < 0 or city_owner[c] < 0:
             continue
         d = distance[home, tile]
-        if d <= ring_radius(city_pop[c], base_radius, grown_radius, grown_population) and \
+        if d <= ring_radius(city_pop[c], rings) and \
                 d < best_d:
             best, best_d = c, d
     return best
@@ -131,9 +155,8 @@ def node_income(tile_city: np.ndarray, tile_node: np.ndarray, n_cities: np.int64
 
 @njit
 def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
-                city_pop: np.ndarray, city_buildings: np.ndarray,
-                building_score_points: np.ndarray, seat_gold: np.ndarray, w_region: np.int64,
-                w_population: np.int64, w_city: np.int64, gold_per_point: np.int64):
+                city_pop: np.ndarray, city_buildings: np.ndarray, seat_gold: np.ndarray,
+                weights: ScoreWeights):
     """Score terms and the raw counts behind them, per seat (T13, T14, T02, V12).
 
     Returns (terms, counts): terms (S, 5) int64 points for region, population,
@@ -146,19 +169,22 @@ def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.nda
     counts = np.zeros((n_seats, N_SCORE_COUNTS), dtype=np.int64)
     terms = np.zeros((n_seats, N_SCORE_TERMS), dtype=np.int64)
     score_terms_into(terms, counts, tile_city, city_tile, city_owner, city_pop, city_buildings,
-                     building_score_points, seat_gold, w_region, w_population, w_city,
-                     gold_per_point)
+                     seat_gold, weights)
     return terms, counts
 
 
 @njit
 def score_terms_into(terms: np.ndarray, counts: np.ndarray, tile_city: np.ndarray,
                      city_tile: np.ndarray, city_owner: np.ndarray, city_pop: np.ndarray,
-                     city_buildings: np.ndarray, building_score_points: np.ndarray,
-                     seat_gold: np.ndarray, w_region: np.int64, w_population: np.int64,
-                     w_city: np.int64, gold_per_point: np.int64) -> None:
+                     city_buildings: np.ndarray, seat_gold: np.ndarray,
+                     weights: ScoreWeights) -> None:
     """score_terms written into `terms` (S, 5) and `counts` (S, 4), both all zero on
     entry, for a caller that keeps them where it likes (on its stack)."""
+    building_score_points = weights.building_points
+    w_region = weights.w_region
+    w_population = weights.w_population
+    w_city = weights.w_city
+    gold_per_point = weights.gold_per_point
     n_seats = seat_gold.shape[0]
     # Monument points add up in their own term's column (no array of their own)
     for t in range(tile_city.shape[0]):
@@ -217,19 +243,16 @@ def _ahead(a: np.int64, b: np.int64, score: np.ndarray, counts: np.ndarray,
 def territory_and_score(distance: np.ndarray, disc: np.ndarray, city_tile: np.ndarray,
                         city_owner: np.ndarray, city_pop: np.ndarray, city_buildings: np.ndarray,
                         tile_bought_by: np.ndarray, seat_gold: np.ndarray, seat_alive: np.ndarray,
-                        building_score_points: np.ndarray, base_radius: np.int64,
-                        grown_radius: np.int64, grown_population: np.int64, w_region: np.int64,
-                        w_population: np.int64, w_city: np.int64, gold_per_point: np.int64):
+                        rings: Rings, weights: ScoreWeights):
     """Regions, score terms, scores and ranks of a position in one call (T01–T16).
 
     Returns (tile_city (T,), terms (S, 5), counts (S, 4), score (S,), rank (S,));
     see `resolve_regions`, `score_terms` and `rank_seats`.
     """
     tile_city = resolve_regions(distance, disc, city_tile, city_owner, city_pop, tile_bought_by,
-                                base_radius, grown_radius, grown_population)
+                                rings)
     terms, counts = score_terms(tile_city, city_tile, city_owner, city_pop, city_buildings,
-                                building_score_points, seat_gold, w_region, w_population, w_city,
-                                gold_per_point)
+                                seat_gold, weights)
     n = seat_gold.shape[0]
     score = np.zeros(n, dtype=np.int64)
     for s in range(n):

@@ -7,6 +7,8 @@ tiles far apart, then places neutral villages and bandit camps legally.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
@@ -19,6 +21,9 @@ from sim.rules.codes import (
     TIE_KEY_RANGE,
 )
 from sim.world.rng import below, weighted
+
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
 
 
 @njit
@@ -115,16 +120,9 @@ def _far_from(tile: np.int64, chosen: np.ndarray, n_chosen: np.int64,
 
 @njit
 def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.ndarray,
-                        n_seats: np.int64, terrain_weights: np.ndarray,
-                        terrain_passable: np.ndarray, node_weights: np.ndarray,
-                        node_share_pct: np.int64, villages_per_seat: np.int64,
-                        camps_per_seat: np.int64, camp_min_distance: np.int64,
-                        camp_min_spacing: np.int64, city_min_distance: np.int64,
-                        start_edge_margin: np.int64, start_candidates: np.int64,
-                        start_balance_radius: np.int64, start_tolerance_pct: np.int64,
-                        start_land_weight: np.int64, start_node_weight: np.int64,
-                        start_food_weight: np.int64):
-    """Draw a map from the MAP stream `rng` ((1,) uint64, advanced in place).
+                        n_seats: np.int64, tb: TableArrays):
+    """Draw a map from the MAP stream `rng` ((1,) uint64, advanced in place), by the
+    tables' `[map]` values, terrain passability and city_min_distance (`tb`).
 
     Returns (terrain (T,), node (T,) code or -1, starts (n_seats,) tiles, seat s
     starting on starts[s], villages (V,) tiles, camps (M,) tiles); V and M may fall
@@ -139,6 +137,10 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
     `camp_min_distance` from starts and villages and `camp_min_spacing` from
     one another.
     """
+    terrain_weights = tb.terrain_weights
+    terrain_passable = tb.terrain_passable
+    node_weights = tb.node_weights
+    city_min_distance = tb.city_min_distance
     n = neighbours.shape[0]
     terrain = np.empty(n, dtype=np.int64)
     for t in range(n):
@@ -147,7 +149,7 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
 
     node = np.full(n, -1, dtype=np.int64)
     for t in range(n):
-        if terrain_passable[terrain[t]] and below(rng, PERCENT) < node_share_pct:
+        if terrain_passable[terrain[t]] and below(rng, PERCENT) < tb.node_share_pct:
             node[t] = weighted(rng, node_weights)
 
     # random tie-break keys, drawn once so placement is a pure function of the stream
@@ -159,7 +161,7 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
     # set's first start lies in the outer half of that disc; choose_starts balances the
     # set and deals it to the seats
     centre = n // 2
-    inner = distance[centre, 0] - start_edge_margin
+    inner = distance[centre, 0] - tb.start_edge_margin
     allowed = np.zeros(n, dtype=np.bool_)
     first_ok = np.zeros(n, dtype=np.bool_)
     for t in range(n):
@@ -167,14 +169,11 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
         if terrain_passable[terrain[t]] and d <= inner:
             allowed[t] = True
             first_ok[t] = d * 2 >= inner
-    starts = choose_starts(rng, terrain, node, key, allowed, first_ok, distance, n_seats,
-                           terrain_passable, node_weights, city_min_distance, start_candidates,
-                           start_balance_radius, start_tolerance_pct, start_land_weight,
-                           start_node_weight, start_food_weight)
+    starts = choose_starts(rng, terrain, node, key, allowed, first_ok, distance, n_seats, tb)
     if starts[0] < 0:
         return terrain, node, starts, starts[:0], starts[:0]
 
-    want = villages_per_seat * n_seats
+    want = tb.villages_per_seat * n_seats
     villages = np.full(want, -1, dtype=np.int64)
     n_villages = np.int64(0)
     placed = np.empty(n_seats + want, dtype=np.int64)
@@ -197,7 +196,7 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
         placed[n_placed] = best
         n_placed += 1
 
-    want = camps_per_seat * n_seats
+    want = tb.camps_per_seat * n_seats
     camps = np.full(want, -1, dtype=np.int64)
     n_camps = np.int64(0)
     for _ in range(want):
@@ -205,9 +204,9 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
         for t in range(n):
             if not terrain_passable[terrain[t]]:
                 continue
-            if _far_from(t, placed, n_placed, distance) < camp_min_distance:
+            if _far_from(t, placed, n_placed, distance) < tb.camp_min_distance:
                 continue
-            if _far_from(t, camps, n_camps, distance) < camp_min_spacing:
+            if _far_from(t, camps, n_camps, distance) < tb.camp_min_spacing:
                 continue
             if best < 0 or key[t] < key[best]:
                 best = t

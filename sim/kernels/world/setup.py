@@ -7,11 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.rules.common import (
-    free_tile_near,
-    place_city,
-    spawn_unit,
-)
+from sim.kernels.rules.cities import free_tile_near, place_city
+from sim.kernels.rules.units import spawn_unit
 from sim.kernels.world.mapgen import generate_map_kernel
 from sim.rules.codes import (
     NEUTRAL,
@@ -34,12 +31,7 @@ def setup_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray,
     cities of village_population (V06, T06); camps are placed empty.
     """
     terrain, node, starts, villages, camps = generate_map_kernel(
-        rng_map, board.neighbours, board.distance, n_seats, tb.terrain_weights,
-        tb.terrain_passable, tb.node_weights, tb.node_share_pct, tb.villages_per_seat,
-        tb.camps_per_seat, tb.camp_min_distance, tb.camp_min_spacing, tb.city_min_distance,
-        tb.start_edge_margin, tb.start_candidates, tb.start_balance_radius,
-        tb.start_tolerance_pct, tb.start_land_weight, tb.start_node_weight,
-        tb.start_food_weight)
+        rng_map, board.neighbours, board.distance, n_seats, tb)
     if starts.shape[0] == 0 or starts[0] < 0:
         return False
     n = terrain.shape[0]

@@ -12,20 +12,29 @@ seat index is favoured by where the sampling happened to put it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sim.jit import njit
 from sim.rules.codes import FAR, FOOD, PERCENT
 from sim.world.rng import below, weighted
 
+if TYPE_CHECKING:
+    from sim.rules.record import TableArrays
+
 
 @njit
-def start_worth(tile: np.int64, terrain: np.ndarray, node: np.ndarray,
-                terrain_passable: np.ndarray, distance: np.ndarray, radius: np.int64,
-                land_weight: np.int64, node_weight: np.int64,
-                food_weight: np.int64) -> np.int64:
-    """Worth of a start on `tile` (D1): land_weight per passable tile, node_weight per
-    resource node and food_weight more per food node within `radius` steps."""
+def start_worth(tile: np.int64, terrain: np.ndarray, node: np.ndarray, distance: np.ndarray,
+                tb: TableArrays) -> np.int64:
+    """Worth of a start on `tile` (D1): start_land_weight per passable tile,
+    start_node_weight per resource node and start_food_weight more per food node
+    within start_balance_radius steps (the tables' values, `tb`)."""
+    terrain_passable = tb.terrain_passable
+    radius = tb.start_balance_radius
+    land_weight = tb.start_land_weight
+    node_weight = tb.start_node_weight
+    food_weight = tb.start_food_weight
     worth = np.int64(0)
     for t in range(terrain.shape[0]):
         if distance[tile, t] > radius or not terrain_passable[terrain[t]]:
@@ -86,18 +95,18 @@ def _sample_starts(first: np.int64, allowed: np.ndarray, key: np.ndarray, n_seat
 @njit
 def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: np.ndarray,
                   allowed: np.ndarray, first_ok: np.ndarray, distance: np.ndarray,
-                  n_seats: np.int64, terrain_passable: np.ndarray, node_weights: np.ndarray,
-                  min_distance: np.int64, candidates: np.int64, radius: np.int64,
-                  tolerance_pct: np.int64, land_weight: np.int64, node_weight: np.int64,
-                  food_weight: np.int64) -> np.ndarray:
+                  n_seats: np.int64, tb: TableArrays) -> np.ndarray:
     """The seats' start tiles, (n_seats,) with seat s starting on starts[s], or all -1
-    when the allowed tiles cannot hold them `min_distance` apart (T07, D1).
+    when the allowed tiles cannot hold them city_min_distance apart (T07, D1).
 
     allowed: (T,) bool, tiles a start may take (passable, inside the edge margin);
     first_ok: (T,) bool, tiles a set's first start may take; key: (T,) int64 random
     tie-break keys; node: (T,) node codes, -1 none — nodes added to balance a weak
-    start are written here (kinds drawn from node_weights on `rng`).
+    start are written here (kinds drawn from node_weights on `rng`). tb: the tables
+    (city_min_distance and the map's start_* values, D1).
     """
+    min_distance = tb.city_min_distance
+    candidates = tb.start_candidates
     n = terrain.shape[0]
     # first tiles of the candidate sets: the allowed first tiles with the lowest keys
     firsts = np.full(max(candidates, 1), -1, dtype=np.int64)
@@ -130,8 +139,7 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
         if not spaced:
             continue
         for i in range(n_seats):
-            worth[i] = start_worth(starts[i], terrain, node, terrain_passable, distance, radius,
-                                   land_weight, node_weight, food_weight)
+            worth[i] = start_worth(starts[i], terrain, node, distance, tb)
             rival[i] = _nearest_rival(starts, i, distance)
         spread = _spread_pct(worth) + _spread_pct(rival)
         if spread < best_spread:
@@ -139,9 +147,7 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
             best_set[:] = starts
     if best_set[0] < 0:
         return best_set
-    _top_up_weak_starts(rng, best_set, terrain, node, key, distance, terrain_passable,
-                        node_weights, radius, tolerance_pct, land_weight, node_weight,
-                        food_weight)
+    _top_up_weak_starts(rng, best_set, terrain, node, key, distance, tb)
     # deal the starts to the seats: a Fisher–Yates permutation from the map stream
     for i in range(n_seats - 1, 0, -1):
         j = below(rng, i + 1)
@@ -152,20 +158,22 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
 @njit
 def _top_up_weak_starts(rng: np.ndarray, starts: np.ndarray, terrain: np.ndarray,
                         node: np.ndarray, key: np.ndarray, distance: np.ndarray,
-                        terrain_passable: np.ndarray, node_weights: np.ndarray,
-                        radius: np.int64, tolerance_pct: np.int64, land_weight: np.int64,
-                        node_weight: np.int64, food_weight: np.int64) -> None:
-    """Add resource nodes near the weakest start while it is more than tolerance_pct
-    below the mean worth of the set (one node a step, on the free passable tile with
-    the lowest key within `radius`, never on a start tile)."""
+                        tb: TableArrays) -> None:
+    """Add resource nodes near the weakest start while it is more than
+    start_tolerance_pct below the mean worth of the set (one node a step, on the free
+    passable tile with the lowest key within start_balance_radius, never on a start
+    tile; kinds drawn from node_weights)."""
+    terrain_passable = tb.terrain_passable
+    node_weights = tb.node_weights
+    radius = tb.start_balance_radius
+    tolerance_pct = tb.start_tolerance_pct
     n_seats = starts.shape[0]
     worth = np.empty(n_seats, dtype=np.int64)
     for _ in range(terrain.shape[0]):
         total = np.int64(0)
         weakest = np.int64(0)
         for i in range(n_seats):
-            worth[i] = start_worth(starts[i], terrain, node, terrain_passable, distance, radius,
-                                   land_weight, node_weight, food_weight)
+            worth[i] = start_worth(starts[i], terrain, node, distance, tb)
             total += worth[i]
             if worth[i] < worth[weakest]:
                 weakest = i
