@@ -68,7 +68,7 @@ class Scratch(NamedTuple):
     uncopied: np.ndarray
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def match_turns(st: State, pct: np.int64) -> np.int64:
     """`pct` % of the match's turns, in whole turns (rounded down)."""
     return st.last_turn[0] * pct // PERCENT

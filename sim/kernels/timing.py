@@ -13,7 +13,7 @@ import numpy as np
 from sim.jit import cycles, njit
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def clock(ticks: np.ndarray) -> np.int64:
     """The cycle counter when timing (ticks not empty), else 0."""
     if ticks.shape[0] == 0:

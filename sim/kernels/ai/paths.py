@@ -55,7 +55,7 @@ def fill_path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.n
         row[t] = max(row[t], np.int64(-1))
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def path_row(st: State, tb: TableArrays, neighbours: np.ndarray, path: np.ndarray,
              target: np.int64) -> np.ndarray:
     """Steps over passable tiles from every tile to `target` (row of `path`), -1 unreachable.

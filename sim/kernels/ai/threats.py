@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def hostile_owner(st: State, seat: np.int64, owner: np.int64) -> bool:
     """A side `seat` may fight: bandits, villages, and seats without truce or pact (V07)."""
     return may_attack_owner(st, seat, owner) == OK
@@ -166,7 +166,7 @@ def urgent_target(st: State, tb: TableArrays, city: np.int64) -> bool:
     return False
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def in_score_phase(st: State, ai: AIRecord) -> bool:
     """The last score_phase_pct % of the match's turns: the seat plays for the turn
     limit's score (V19, T13; D6: a fraction of the length)."""
@@ -348,7 +348,7 @@ def village_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat:
     return target
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def war_time(st: State, ai: AIRecord) -> bool:
     """From war_turn_pct of the match's turns on, every army marches (D6: AI timings
     are fractions of the match length, never absolute turns)."""

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def plan_of(st: State, seat: np.int64) -> np.int64:
     """The personality index whose AI values `seat` plays by: State.seat_plan, or
     its own seat_personality while the plan is -1 (no lookahead has chosen)."""

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def enter_check(st: State, tb: TableArrays, board: Board, unit: np.int64, city: np.int64,
                 seat: np.int64) -> np.int64:
     """OK, or why `unit` of `seat` may not enter `city` (V05, V07)."""

@@ -99,7 +99,7 @@ def may_attack_owner(st: State, seat: np.int64, owner: np.int64) -> np.int64:
     return OK
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def attack_outcome(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
                    seat: np.int64):
     """Preview an attack by `unit` (acting for `seat`) on whatever stands on `target_tile`.
@@ -166,7 +166,7 @@ def attack_outcome_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np
     return OK, kind, tid, to_target, to_attacker
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def resolve_attack(st: State, tb: TableArrays, board: Board, unit: np.int64, target_tile: np.int64,
                    seat: np.int64) -> np.int64:
     """Perform the attack `attack_outcome` previews; returns its reason code.

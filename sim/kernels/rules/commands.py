@@ -144,14 +144,14 @@ def path_steps(st: State, tb: TableArrays, neighbours: np.ndarray, unit: np.int6
     return -1
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def path_length(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
                 seat: np.int64) -> np.int64:
     """Fewest steps for `unit` to reach `to` within its moves left, or -1 (path_steps)."""
     return path_steps(st, tb, board.neighbours, unit, to, seat)
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def move_unit(st: State, tb: TableArrays, board: Board, unit: np.int64, to: np.int64,
               seat: np.int64) -> np.int64:
     """Move along a legal path within the unit's moves (C: Units). Ending on an

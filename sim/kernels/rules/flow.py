@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def opening_seat(turn: np.int64, n_seats: np.int64) -> np.int64:
     """The seat that opens `turn` (T12): rotates by one every turn, seat 0 opens turn 1."""
     return (turn - 1) % n_seats

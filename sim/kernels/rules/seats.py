@@ -50,7 +50,7 @@ def pact_against(st: State, seat: np.int64, target: np.int64) -> bool:
     return False
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def truce_between(st: State, a: np.int64, b: np.int64) -> bool:
     return a >= 0 and b >= 0 and a != b and st.truce_turns[a, b] > 0
 
@@ -76,7 +76,7 @@ def forbidden_item(st: State, n_units: np.int64, seat: np.int64, item: np.int64)
     return (st.seat_forbid_buildings[seat] >> (item - n_units)) & 1 == 1
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def forbidden_tech(st: State, seat: np.int64, tech: np.int64) -> bool:
     """Whether the experiment forbids `seat` to research `tech` (research:<tech>)."""
     return seat >= 0 and (st.seat_forbid_techs[seat] >> tech) & 1 == 1

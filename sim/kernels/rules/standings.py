@@ -46,14 +46,14 @@ def score_weights(tb: TableArrays) -> ScoreWeights:
                         tb.building_score_points)
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def regions(st: State, tb: TableArrays, board: Board) -> np.ndarray:
     """(T,) owning city per tile for the current state (T08)."""
     return resolve_regions(board.distance, board.disc, st.city_tile, st.city_owner, st.city_pop,
                            st.tile_bought_by[: st.n_tiles[0]], ring_rule(tb))
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def territory_and_scores(st: State, tb: TableArrays, board: Board):
     """(tile_city (T,), terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the
     current state, in one resolve (T08, T10–T13)."""

@@ -280,7 +280,7 @@ def bought_count(tile_bought_by: np.ndarray, city: np.int64) -> np.int64:
     return n
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def tile_price(n_bought: np.int64, first: np.int64, step: np.int64) -> np.int64:
     """Gold for a city's next tile: first + step × tiles it already bought (T04)."""
     return first + step * n_bought

@@ -20,32 +20,32 @@ if TYPE_CHECKING:
 
 # Bandits have unit_type -1 and take their stats from the neutrals table; these
 # accessors keep a negative type from wrapping around a numpy index.
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def unit_stat_attack(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_attack if unit_type < 0 else tb.unit_attack[unit_type]
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def unit_stat_defence(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_defence if unit_type < 0 else tb.unit_defence[unit_type]
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def unit_stat_hp(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_hp if unit_type < 0 else tb.unit_hp[unit_type]
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def unit_stat_moves(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return tb.bandit_moves if unit_type < 0 else tb.unit_moves[unit_type]
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def unit_stat_range(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return np.int64(0) if unit_type < 0 else tb.unit_range[unit_type]
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def is_military(tb: TableArrays, unit_type: np.int64) -> bool:
     """Counts for upkeep and can fight: not a city founder, attack > 0."""
     return unit_type >= 0 and not tb.unit_founds_city[unit_type] and tb.unit_attack[unit_type] > 0
