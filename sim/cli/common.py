@@ -22,6 +22,11 @@ TablesOpt = Annotated[Path | None, typer.Option("--tables", help="Tables file "
                                                 "(default tables/default.toml).")]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override key.path=value "
                                                   "(repeatable).")]
+# the options of a single match, shared by `sim match` and `sim replay`
+SeatsOpt = Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
+LengthOpt = Annotated[str | None, typer.Option(help="short | standard | long.")]
+PersonalitiesOpt = Annotated[str | None, typer.Option(
+    help="Comma-separated AI personality per seat (default: tables).")]
 
 
 def fail(messages: list[str] | str) -> NoReturn:

@@ -12,6 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from sim.cli.common import (
+    LengthOpt,
+    PersonalitiesOpt,
+    SeatsOpt,
     SetOpt,
     TablesOpt,
     app,
@@ -137,12 +140,8 @@ def match_cmd(seed: Annotated[int, typer.Option(help="Root seed.")] = 1,
               match: Annotated[int, typer.Option("--match", help="Match index under the seed.")]
               = 0,
               tables: TablesOpt = None, set_: SetOpt = None,
-              seats: Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
-              = None,
-              length: Annotated[str | None, typer.Option(help="short | standard | long.")]
-              = None,
-              personalities: Annotated[str | None, typer.Option(
-                  help="Comma-separated AI personality per seat (default: tables).")] = None,
+              seats: SeatsOpt = None, length: LengthOpt = None,
+              personalities: PersonalitiesOpt = None,
               check: Annotated[bool, typer.Option("--check", help="Run the invariant checker "
                                                   "after every turn.")] = False,
               seat_ai: Annotated[str | None, typer.Option(

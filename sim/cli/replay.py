@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import SetOpt, TablesOpt, app, fail, load_tables, match_options
+from sim.cli.common import (
+    LengthOpt,
+    PersonalitiesOpt,
+    SeatsOpt,
+    SetOpt,
+    TablesOpt,
+    app,
+    fail,
+    load_tables,
+    match_options,
+)
 
 
 @app.command("replay")
@@ -21,12 +31,8 @@ def replay_cmd(run_dir: Annotated[Path | None, typer.Argument(
                match: Annotated[int, typer.Option("--match", help="Match index under the "
                                                   "seed.")] = 0,
                tables: TablesOpt = None, set_: SetOpt = None,
-               seats: Annotated[int | None, typer.Option(help="Seats, 2–6 (default: tables).")]
-               = None,
-               length: Annotated[str | None, typer.Option(help="short | standard | long.")]
-               = None,
-               personalities: Annotated[str | None, typer.Option(
-                   help="Comma-separated AI personality per seat (default: tables).")] = None,
+               seats: SeatsOpt = None, length: LengthOpt = None,
+               personalities: PersonalitiesOpt = None,
                out: Annotated[Path | None, typer.Option(help="HTML file (default: "
                                                         "reports/replay-<match>.html).")]
                = None,
