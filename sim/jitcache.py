@@ -109,4 +109,13 @@ def engine_cached() -> bool:
     itself proves nothing: importing the engine creates it before anything compiles;
     only an index file of the entry point means a compile has finished."""
     writable_cache_dir()  # the same folder the engine will use, said once if replaced
-    return any(cache_dir().rglob(f"{MATCH_LOOP_ENTRY}-*.nbi"))
+    return any(loop_cache_folder().glob(f"{MATCH_LOOP_ENTRY}-*.nbi"))
+
+
+def loop_cache_folder() -> Path:
+    """The folder of cache_dir() where numba keeps the match loop's compiled code for
+    this checkout: numba names it after the source folder and a sha1 of its absolute
+    path (numba.core.caching's cache locator), so another checkout of the same code on
+    this machine has its own folder there, and its index says nothing of this one's."""
+    source = str((_PACKAGE / "kernels").resolve())
+    return cache_dir() / f"kernels_{hashlib.sha1(source.encode()).hexdigest()}"

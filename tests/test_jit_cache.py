@@ -230,3 +230,18 @@ def test_old_versions_caches_beyond_the_most_recent_are_removed(tmp_path, monkey
     assert current.is_dir() and (tmp_path / "last-compile-seconds").exists()
     assert [f.exists() for f in old] == [True, True, False, False, False, False]
     assert jit.prune_caches(keep=2) == (0, 0)
+
+
+def test_the_cache_check_reads_this_checkouts_folder_only(tmp_path, monkeypatch):
+    """numba keeps each source folder's compiled code under a name keyed by its absolute
+    path: another checkout of the same code on this machine (a CI clone beside a
+    developer's) fills its own folder, and this checkout's cache is still cold."""
+    monkeypatch.setenv("SIM_CACHE_DIR", str(tmp_path))
+    entry = f"{jitcache.MATCH_LOOP_ENTRY}-1.py311.nbi"
+    other = jitcache.cache_dir() / "kernels_0123456789abcdef0123456789abcdef01234567"
+    other.mkdir(parents=True)
+    (other / entry).write_bytes(b"")
+    assert not jitcache.engine_cached()
+    jitcache.loop_cache_folder().mkdir(parents=True)
+    (jitcache.loop_cache_folder() / entry).write_bytes(b"")
+    assert jitcache.engine_cached()
