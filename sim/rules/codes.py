@@ -198,8 +198,8 @@ BUY_CHECKS = ("ok", "not_a_city", "neutral_city", "not_owner", "impassable", "in
 BUY_REASON = (OK, R_NO_CITY, R_BUY_NEUTRAL, R_NOT_YOUR_CITY, R_IMPASSABLE, R_BUY_IN_REGION,
               R_BUY_NOT_ADJACENT, R_NO_GOLD)
 
-# sim bench match --phases (sim.kernels.phases): the parts of a match it times, in
-# this order; the timed loop adds phase k's CPU cycles to ticks[k]
+# sim bench match --phases (sim.kernels.timing): the parts of a match it times, in
+# this order; the match loop, when timed, adds phase k's CPU cycles to ticks[k]
 PHASES = (
     "setup",                # map, starts, first units (setup_match)
     "upkeep_neutrals",      # once a turn: truce and pact counters, villages and bandits

@@ -179,7 +179,7 @@ def score_terms_into(terms: np.ndarray, counts: np.ndarray, tile_city: np.ndarra
                      city_buildings: np.ndarray, seat_gold: np.ndarray,
                      weights: ScoreWeights) -> None:
     """score_terms written into `terms` (S, 5) and `counts` (S, 4), both all zero on
-    entry, for a caller that keeps them where it likes (on its stack)."""
+    entry, for a caller that keeps them where it likes."""
     building_score_points = weights.building_points
     w_region = weights.w_region
     w_population = weights.w_population
