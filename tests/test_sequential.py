@@ -16,7 +16,7 @@ from sim.analysis.sequential import (
     confidence_sequence,
     detect_look,
     precision_look,
-    run_look,
+    stopping_rule,
 )
 from sim.outputs.schemas import SORT_KEYS, TABLES
 from sim.outputs.store import scan, verify_run
@@ -128,12 +128,7 @@ def sequential_experiment(tmp_path: Path, keys: str = TARGET, name: str = "seq")
 
 
 def _look(experiment):
-    spec = experiment.spec
-
-    def look(out: Path, prefix: int):
-        return run_look(out, prefix, experiment.baseline, spec.precision, spec.detect,
-                        spec.confidence, spec.power)
-    return look
+    return stopping_rule(experiment.spec, experiment.baseline)
 
 
 def _tables(out: Path) -> dict[str, pl.DataFrame]:

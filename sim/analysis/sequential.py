@@ -219,4 +219,17 @@ def run_look(run_dir: Path | str, prefix: int, baseline: str, precision: float |
     return result.met, result.summary, {"rows": rows}
 
 
-__all__ = ["Look", "confidence_sequence", "detect_look", "look", "precision_look", "run_look"]
+def stopping_rule(spec, baseline: str):
+    """The look a sequential sweep asks after each block (sim.runner.sequential's
+    `look`): run_look with the experiment's targets. spec: the experiment's spec
+    (precision, detect, confidence, power); baseline: its baseline variant."""
+
+    def look_at(run_dir: Path | str, prefix: int) -> tuple[bool, str, dict[str, Any]]:
+        return run_look(run_dir, prefix, baseline, spec.precision, spec.detect,
+                        spec.confidence, spec.power)
+
+    return look_at
+
+
+__all__ = ["Look", "confidence_sequence", "detect_look", "look", "precision_look", "run_look",
+           "stopping_rule"]

@@ -116,15 +116,9 @@ def _sweep(experiment, out: Path, command: str, jobs: int, backend: str,
 
 def _look(experiment):
     """The stopping rule of a sequential experiment: run_sequential's `look`."""
-    from sim.analysis.sequential import run_look  # lazy: 0.77 s (scipy)
+    from sim.analysis.sequential import stopping_rule  # lazy: 0.77 s (scipy)
 
-    spec = experiment.spec
-
-    def look(run_dir: Path, prefix: int):
-        return run_look(run_dir, prefix, experiment.baseline, spec.precision, spec.detect,
-                        spec.confidence, spec.power)
-
-    return look
+    return stopping_rule(experiment.spec, experiment.baseline)
 
 
 def _target_text(spec) -> str:
