@@ -58,13 +58,14 @@ class RunFolderError(ValueError):
 
 @dataclass
 class Run:
-    """The five outcome tables of a run folder, its provenance and baseline variant."""
+    """The outcome tables of a run folder, its provenance and baseline variant."""
 
     matches: pl.DataFrame
     seats: pl.DataFrame
     events: pl.DataFrame
     turns: pl.DataFrame
     errors: pl.DataFrame
+    truces: pl.DataFrame
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     root: Path | None = None
@@ -77,15 +78,16 @@ class Run:
 
 @dataclass
 class RunScan:
-    """A run folder read for the report: the small tables (matches, seats, errors)
-    as DataFrames sorted like read_table's, the big ones (events, turns) as lazy
-    scans (scan_table), its provenance and baseline variant."""
+    """A run folder read for the report: the small tables (matches, seats, errors,
+    truces) as DataFrames sorted like read_table's, the big ones (events, turns) as
+    lazy scans (scan_table), its provenance and baseline variant."""
 
     matches: pl.DataFrame
     seats: pl.DataFrame
     events: pl.LazyFrame
     turns: pl.LazyFrame
     errors: pl.DataFrame
+    truces: pl.DataFrame
     provenance: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     root: Path | None = None

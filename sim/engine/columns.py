@@ -29,10 +29,13 @@ from sim.rules.codes import (
     COL_TURN,
     DAMAGE_SPLIT,
     EVENT_NAMES,
+    LOG_CITIES_HELD,
     LOG_DOMINANCE,
     LOG_SCIENCE_STOCK,
+    LOG_SCORE,
     REVOLT_CAUSES,
     SCORE_TERMS,
+    TRUCE_AFTER_TURNS,
     TURN_FIELDS,
     TURN_LOG_FIELDS,
     VICTORY_NAMES,
@@ -50,7 +53,7 @@ def _codes(*names: str) -> np.ndarray:
 
 
 _VALUE_A = _codes("transfer", "kept", "eliminated", "revolt_start", "unrest", "truce",
-                  "capture", "unit_disbanded", "repair")
+                  "capture", "unit_disbanded", "repair", "truce_declined")
 _VALUE_B = _codes("tile_bought", "camp_cleared", "rush", "research", "repairs", "heals")
 _CAUSE_A = _codes("transfer", "kept", "eliminated")
 _CAPTURED = _codes("capture", "transfer")  # a city taken, by its new owner (`by`)
@@ -161,6 +164,37 @@ def turn_columns(state: State, turn_log: np.ndarray) -> dict[str, Any]:
     return out
 
 
+TRUCE_SIDES = ("buyer", "seller")
+TRUCE_HELD = (("cities", LOG_CITIES_HELD), ("score", LOG_SCORE))
+
+
+def truce_columns(state: State, turn_log: np.ndarray, log: np.ndarray) -> dict[str, Any]:
+    """Columns of the truces table (D9): one row per truce offer, accepted (a `truce`
+    event) or declined (`truce_declined`), in log order: offer (its index in the
+    match), turn, buyer, seller, price, turns, accepted, then for each side what it
+    held (turn_log's cities_held and score) at the end of the turn before the offer
+    (`*_before`; turn 1 for an offer on turn 1) and TRUCE_AFTER_TURNS turns after it,
+    or at the match's last turn if sooner (`*_after`, read at `after_turn`). log: the
+    raw event log (n, EVENT_FIELDS)."""
+    kind = log[:, COL_KIND]
+    rows = np.flatnonzero((kind == _KIND["truce"]) | (kind == _KIND["truce_declined"]))
+    offers = log[rows]
+    turn = offers[:, COL_TURN]
+    last = max(min(int(state["turn"][0]), turn_log.shape[0] - 1), 0)
+    before = np.clip(turn - 1, 1, last)   # turn rows start at turn 1
+    after = np.minimum(turn + TRUCE_AFTER_TURNS, last)
+    out: dict[str, Any] = {
+        "offer": np.arange(rows.shape[0], dtype=np.int64), "turn": turn.copy(),
+        "buyer": offers[:, COL_SEAT].copy(), "seller": offers[:, COL_BY].copy(),
+        "price": offers[:, COL_B].copy(), "turns": offers[:, COL_A].copy(),
+        "accepted": offers[:, COL_KIND] == _KIND["truce"], "after_turn": after}
+    for side, seat in zip(TRUCE_SIDES, (out["buyer"], out["seller"]), strict=True):
+        for name, field in TRUCE_HELD:
+            out[f"{side}_{name}_before"] = turn_log[before, seat, field].astype(np.int64)
+            out[f"{side}_{name}_after"] = turn_log[after, seat, field].astype(np.int64)
+    return out
+
+
 def seat_rows(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
               log: np.ndarray) -> list[dict[str, Any]]:
     """The seats table's rows of a finished match (sim.engine.match.outcome's seats),
@@ -238,7 +272,8 @@ def seat_rows(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
 def match_columns(state: State, tables: Tables, board: Board, turn_log: np.ndarray,
                   seed: int, match_index: int) -> dict[str, Any]:
     """One finished match for the outcome tables: {"match": the matches row (dict),
-    "seats": rows (dicts), "events": event_columns, "turns": turn_columns}."""
+    "seats": rows (dicts), "events": event_columns, "turns": turn_columns, "truces":
+    truce_columns}."""
     cap = state["event_log"].shape[0]
     n_events = int(state["n_events"][0])
     log = state["event_log"][: min(n_events, cap)]
@@ -250,5 +285,6 @@ def match_columns(state: State, tables: Tables, board: Board, turn_log: np.ndarr
              "victory": VICTORY_NAMES[victory] if victory >= 0 else None,
              "end_turn": int(state["turn"][0]), "events_dropped": max(n_events - cap, 0)}
     return {"match": match, "seats": seat_rows(state, tables, board, turn_log, log),
-            "events": event_columns(log, tables), "turns": turn_columns(state, turn_log)}
+            "events": event_columns(log, tables), "turns": turn_columns(state, turn_log),
+            "truces": truce_columns(state, turn_log, log)}
 

@@ -113,6 +113,7 @@ REASON_TEXT: dict[int, str] = {
     R.R_TRUCE_EXISTS: "a truce with that seat is already running",
     R.R_BAD_ITEM: "unknown item",
     R.R_FORBIDDEN: "forbidden to this seat by the experiment (seat_ai forbid)",
+    R.R_PRICE_LOW: "a truce offer below diplomacy.truce_price (D9)",
 }
 
 

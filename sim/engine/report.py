@@ -133,7 +133,7 @@ def event_list(state: State, tables: Tables, board: Board) -> list[dict[str, Any
                 ev["turns"] = a
         elif name == "unrest":
             ev["turns"] = a
-        elif name == "truce":
+        elif name in ("truce", "truce_declined"):
             ev.update(turns=a, price=b)
         elif name == "tile_bought":
             ev.update(at=list(board.axial(a)), price=b)

@@ -201,6 +201,8 @@ def event_words(e: dict[str, Any], report: dict[str, Any]) -> str:
         return f"{seat} won: {e['victory']} victory"
     if kind == "truce":
         return f"{seat} bought a {e['turns']}-turn truce with {by} for {e['price']} gold"
+    if kind == "truce_declined":
+        return f"{by} declined {seat}'s offer of a {e['turns']}-turn truce for {e['price']} gold"
     if kind == "pact":
         return f"pact formed against {seat}"
     if kind == "pact_end":

@@ -50,11 +50,20 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "errors": {
         **MATCH_KEYS, "seed": pl.Int64, "message": pl.Utf8, "replay": pl.Utf8,
     },
+    # D9: every truce offer, accepted or declined, with what each side held the turn
+    # before it and TRUCE_AFTER_TURNS turns after it (or at the match's end, after_turn)
+    "truces": {
+        **MATCH_KEYS, "offer": pl.Int64, "turn": pl.Int64, "buyer": pl.Int64,
+        "seller": pl.Int64, "price": pl.Int64, "turns": pl.Int64, "accepted": pl.Boolean,
+        "after_turn": pl.Int64,
+        **{f"{side}_{held}_{when}": pl.Int64 for side in ("buyer", "seller")
+           for held in ("cities", "score") for when in ("before", "after")},
+    },
 }
 TABLES = tuple(SCHEMAS)
 SORT_KEYS = {"matches": ["match_index"], "seats": ["match_index", "seat"],
              "events": ["match_index", "event"], "turns": ["match_index", "turn", "seat"],
-             "errors": ["match_index"]}
+             "errors": ["match_index"], "truces": ["match_index", "offer"]}
 
 # Aggregates of the events and turns tables, written by each chunk beside them
 # (sim.outputs.summaries, docs/outcomes.md): usage, the events each match had; quiet,

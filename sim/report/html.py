@@ -24,6 +24,7 @@ from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import Run, RunScan, event_rows, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
+from sim.analysis.truces import truce_summary
 from sim.outputs.settings import report_settings
 from sim.report.svg_renderer import SvgRenderer
 from sim.rules.glossary import RULE_TITLES, mentioned_rules
@@ -539,6 +540,25 @@ def _cascades_section(page: _Page) -> None:
                          for t, f in page.tables.cascade_tables))
 
 
+def _truces_section(page: _Page) -> None:
+    """D9: truce offers per variant (the truces table): how many, accepted or
+    declined, and what became of each side."""
+    summary = truce_summary(page.run.truces, page.run.matches)
+    if summary.height == 0:
+        page.section("Truces", "<p class='muted'>No truce was offered in any match.</p>")
+        return
+    pct = {c: "pct" for c in ("acceptance", "acceptance low", "acceptance high",
+                              "buyer won", "seller won", "other won")}
+    page.section("Truces", _table(summary, pct) +
+                 "<p class='muted'>Every truce offer (D9: the buyer names a price, the seat "
+                 "asked accepts or declines), by answer and over all offers: offers per "
+                 "finished match, the accepted share with its Wilson 95 % interval, the "
+                 "mean price in gold, each side's change in cities held from the turn "
+                 "before the offer to ten turns after it (or the match's end), and the "
+                 "share of offers whose match the buyer, the seller or another seat went "
+                 "on to win (the truces table, docs/outcomes.md).</p>")
+
+
 def _seats_section(page: _Page) -> None:
     seats = page.run.seats
     page.section("Seats and personalities",
@@ -600,7 +620,7 @@ _SECTIONS: tuple[Callable[[_Page], None], ...] = (
     _gate_section, _history_section, _headline_section, _strategy_worth_section,
     _skill_section, _summary_section, _changed_section, _victory_mix_section,
     _victory_types_section, _dose_response_sections, _end_turns_section, _gold_section,
-    _cascades_section, _seats_section, _content_section, _near_misses_section,
+    _cascades_section, _truces_section, _seats_section, _content_section, _near_misses_section,
     _anomalies_section, _provenance_section)
 
 

@@ -139,13 +139,18 @@ EVENT_KINDS = {
                "turn-start repair of one seat flow (of the neutral turn), only when non-zero",
     "heals": "seat, a=units healed, b=HP total: the D3 healing of one seat flow, only when "
              "non-zero",
+    "truce_declined": "seat=buyer, by=the seat asked, a=turns, b=price offered (D9: the seat "
+                      "asked declined; an accepted offer is a truce row)",
 }
 EVENT_NAMES = tuple(EVENT_KINDS)
 (EV_CAPTURE, EV_CAPITAL_FALL, EV_TRANSFER, EV_KEPT, EV_ELIMINATED, EV_REVOLT_START,
  EV_REVOLT_END, EV_OBSERVATORY_QUEUED, EV_OBSERVATORY_LOST, EV_VICTORY, EV_TRUCE, EV_PACT,
  EV_UNREST, EV_FOUND, EV_TILE_BOUGHT, EV_CAMP_CLEARED, EV_BUILT, EV_OBSERVATORY_COMPLETED,
  EV_PACT_END, EV_UNIT_DISBANDED, EV_ATTACK, EV_RUSH, EV_RESEARCH, EV_REPAIR, EV_REPAIRS,
- EV_HEALS) = range(len(EVENT_NAMES))
+ EV_HEALS, EV_TRUCE_DECLINED) = range(len(EVENT_NAMES))
+# D9: the truces table reads what each side held this many turns after an offer (or at
+# the match's end, if sooner); an outcome definition, not a balance value
+TRUCE_AFTER_TURNS = 10
 
 # ---------------------------------------------------------------- commands (SCENARIOS.md)
 # scenario `do` names with a kernel command code; `play_turns` is handled in Python
@@ -170,6 +175,7 @@ REASONS = (
     "tech_missing", "already_built", "already_queued", "one_per_empire", "settler_pop",
     "queue_empty", "not_rushable", "nothing_to_rush", "hp_range", "tech_known", "prereq",
     "no_science", "bad_seat", "seat_out", "truce_exists", "bad_item", "forbidden",
+    "price_low",
 )
 (OK, R_FINISHED, R_NO_UNIT, R_NOT_YOUR_UNIT, R_NO_MOVES, R_CANNOT_ATTACK, R_OUT_OF_RANGE,
  R_NO_TARGET, R_ATTACK_OWN, R_TRUCE, R_PACT, R_CITY_AT_ZERO, R_NO_CITY, R_NOT_YOUR_CITY,
@@ -178,7 +184,8 @@ REASONS = (
  R_BUY_IN_REGION, R_BUY_NOT_ADJACENT, R_NO_GOLD, R_QUEUE_FULL, R_TECH_MISSING,
  R_ALREADY_BUILT, R_ALREADY_QUEUED, R_ONE_PER_EMPIRE, R_SETTLER_POP, R_QUEUE_EMPTY,
  R_NOT_RUSHABLE, R_NOTHING_TO_RUSH, R_HP_RANGE, R_TECH_KNOWN, R_PREREQ, R_NO_SCIENCE,
- R_BAD_SEAT, R_SEAT_OUT, R_TRUCE_EXISTS, R_BAD_ITEM, R_FORBIDDEN) = range(len(REASONS))
+ R_BAD_SEAT, R_SEAT_OUT, R_TRUCE_EXISTS, R_BAD_ITEM, R_FORBIDDEN,
+ R_PRICE_LOW) = range(len(REASONS))
 
 # ---------------------------------------------------------------- restricted play (issue 16)
 # mechanics an experiment's seat_ai may forbid a seat (besides units, buildings and

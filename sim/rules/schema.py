@@ -262,10 +262,15 @@ class AIResearchT(_Model):
 class AIDiplomacyT(_Model):
     """sim/kernels/ai/diplomacy.py"""
 
-    peace_window: Annotated[int, Field(ge=0, le=1000)]
+    war_memory: Annotated[int, Field(ge=1, le=1000)]
     peace_threat_radius: Steps
     peace_min_units: Annotated[int, Field(ge=1, le=100)]
     peace_from_prosperity: bool
+    attack_per_city: AIScale
+    loss_value_pct: AIPct
+    conquest_value_pct: AIPct
+    offer_margin_pct: AIPct
+    retry_turns: Annotated[int, Field(ge=0, le=1000)]
 
 
 class AIDefenceT(_Model):
@@ -275,6 +280,8 @@ class AIDefenceT(_Model):
     defend_radius: Annotated[int, Field(ge=0, le=10)]
     defenders: AICount
     defend_reach: Steps
+    home_guard: AICount
+    guard_pct: Pct
 
 
 class AIArmyT(_Model):
@@ -329,6 +336,8 @@ class AIBuildingsT(_Model):
     science_victory_value: AIValue
     building_value_scale: AIScale
     building_cost_offset: AIScale
+    value_horizon_pct: Annotated[int, Field(ge=1, le=100)]
+    growth_room: Annotated[int, Field(ge=1, le=100)]
 
 
 class AIGoldT(_Model):

@@ -149,6 +149,7 @@ class ChunkColumns:
         self.seats: dict[str, list] = empty_columns("seats")
         self.events: list[dict[str, Any]] = []
         self.turns: list[dict[str, Any]] = []
+        self.truces: list[dict[str, Any]] = []
         self.ids: list[tuple[str, int]] = []
 
     def add(self, columns: dict[str, Any], match_id: str, replay: str,
@@ -167,6 +168,7 @@ class ChunkColumns:
         self.ids.append((match_id, idx))
         self.events.append(columns["events"])
         self.turns.append(columns["turns"])
+        self.truces.append(columns["truces"])
 
     def _keyed(self, table: str, parts: list[dict[str, Any]], length: str,
                ) -> dict[str, Any]:
@@ -205,7 +207,8 @@ class ChunkColumns:
         """Typed, key-sorted frames of every table (the chunk's error rows: `errors`)."""
         data = {"matches": self.matches, "seats": self.seats,
                 "events": self._keyed("events", self.events, "event"),
-                "turns": self._keyed("turns", self.turns, "turn"), "errors": errors}
+                "turns": self._keyed("turns", self.turns, "turn"), "errors": errors,
+                "truces": self._keyed("truces", self.truces, "offer")}
         return {table: key_sorted(pl.DataFrame(data[table], schema=SCHEMAS[table]), table)
                 for table in TABLES}
 

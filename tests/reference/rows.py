@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from sim.outputs.schemas import MATCH_KEYS, SCHEMAS
-from sim.rules.codes import OWNER_NAMES
+from sim.rules.codes import OWNER_NAMES, TRUCE_AFTER_TURNS
 
 _OWNER = {name: code for code, name in OWNER_NAMES.items()}
 # which event field fills the generic `value` column, and which the `detail` column
 _VALUE = {"capital_fall": "new_capital", "transfer": "cause", "kept": "cause",
           "eliminated": "cause", "revolt_start": "turns", "unrest": "turns", "truce": "turns",
+          "truce_declined": "turns",
           "tile_bought": "price", "camp_cleared": "gold", "capture": "unit",
           "unit_disbanded": "unit", "attack": "damage", "rush": "gold", "research": "cost",
           "repair": "hp", "repairs": "hp", "heals": "hp"}
@@ -74,3 +75,19 @@ def add_match(cols: dict[str, dict[str, list]], result: dict[str, Any], match_id
     for key in SCHEMAS["turns"]:
         if key not in MATCH_KEYS:
             t[key].extend([row[key] for row in rows])
+    tr = cols["truces"]
+    held = {(row["turn"], row["seat"]): row for row in rows}
+    last = max((row["turn"] for row in rows), default=0)
+    offers = [ev for ev in result["events"] if ev["kind"] in ("truce", "truce_declined")]
+    for k, ev in enumerate(offers):
+        buyer, seller = _owner(ev["seat"]), _owner(ev["by"])
+        before, after = min(max(ev["turn"] - 1, 1), last), min(ev["turn"] + TRUCE_AFTER_TURNS, last)
+        for key, value in (("match_id", match_id), ("match_index", idx), ("offer", k),
+                           ("turn", ev["turn"]), ("buyer", buyer), ("seller", seller),
+                           ("price", ev["price"]), ("turns", ev["turns"]),
+                           ("accepted", ev["kind"] == "truce"), ("after_turn", after)):
+            tr[key].append(value)
+        for side, seat in (("buyer", buyer), ("seller", seller)):
+            for name, field in (("cities", "cities_held"), ("score", "score")):
+                tr[f"{side}_{name}_before"].append(held[(before, seat)][field])
+                tr[f"{side}_{name}_after"].append(held[(after, seat)][field])

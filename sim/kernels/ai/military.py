@@ -74,6 +74,35 @@ class WarPlan(NamedTuple):
     assault: bool
     alarm_city: np.int64
     finishing: bool
+    guards: np.ndarray
+
+
+@njit
+def home_guards(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
+                seat: np.int64, mine: np.ndarray) -> np.ndarray:
+    """(home_guard,) int64: the seat's fighting units nearest its capital (ties to the
+    lowest ID; -1 pads), which hold it instead of marching, for the first guard_pct %
+    of the match's turns (D6: early defence); empty later or without a capital.
+    mine: (N,) own_units."""
+    guards = np.full(ai.home_guard, -1, dtype=np.int64)
+    capital = st.seat_capital[seat]
+    if capital < 0 or st.city_tile[capital] < 0 or \
+            st.turn[0] * PERCENT >= st.last_turn[0] * ai.guard_pct:
+        return guards[:0]
+    home = st.city_tile[capital]
+    best = np.full(ai.home_guard, FAR, dtype=np.int64)
+    for u in mine:
+        t = st.unit_tile[u]
+        if t < 0 or not is_military(tb, st.unit_type[u]):
+            continue
+        d = distance[t, home]
+        for k in range(ai.home_guard):   # insertion into the nearest so far
+            if d < best[k]:
+                for j in range(ai.home_guard - 1, k, -1):
+                    best[j], guards[j] = best[j - 1], guards[j - 1]
+                best[k], guards[k] = d, u
+                break
+    return guards
 
 
 @njit
@@ -256,6 +285,11 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
         own = target
         if war.finishing:
             own = nearest_rival_city(st, distance, seat, st.unit_tile[u])
+        guard = False
+        for g in war.guards:
+            guard = guard or g == u
+        if guard:   # early defence: it holds the capital, striking only what comes in reach
+            own = np.int64(-1)
         straight = war.alarm_city >= 0 and own == war.alarm_city
         reach = tb.unit_range[utype] if tb.unit_range[utype] > 0 else 1
         detour = not straight or distance[st.unit_tile[u], st.city_tile[own]] <= reach
@@ -271,6 +305,8 @@ def unit_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
             # move (every move costs one) sees the very position it saw above
             start, start_moves = st.unit_tile[u], st.unit_moves_left[u]
             stop = reach
+            if guard:
+                goal, stop = st.city_tile[st.seat_capital[seat]], np.int64(0)
             if goal < 0 and own >= 0:
                 goal = st.city_tile[own]
                 if not assault:
@@ -398,17 +434,20 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
     if holding:
         target = np.int64(-1)   # V18 counter running: hold every city, strike only what comes near
     urgent = target >= 0 and (urgent_target(st, tb, target) or st.seat_dominance[seat] > 0)
-    aggressive = urgent or war_time(st, ai) or \
-        army >= n_cities * (ai.early_war_units_per_city +
-                            (PERCENT - ai.weights[W_MILITARY]) // ai.early_war_weight_step)
-    if not aggressive:
-        target = village_target(st, tb, ai, board, seat, army)
-    assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
-                                          st.city_revolt[target] > 0))
     # the seat's units alive when `live` was taken (units die but never come back; a
     # slot spawned later has a higher ID): each loop below visits them, then any newer
     # slot, in ID order, as a scan of every slot would
     mine = own_units(st, seat, live)
+    guards = home_guards(st, tb, ai, distance, seat, mine)
+    # early, only the field army (without the capital's guards) decides a war
+    aggressive = urgent or war_time(st, ai) or \
+        army - guards.shape[0] >= n_cities * (ai.early_war_units_per_city +
+                                              (PERCENT - ai.weights[W_MILITARY]) //
+                                              ai.early_war_weight_step)
+    if not aggressive:
+        target = village_target(st, tb, ai, board, seat, army)
+    assault = urgent or (target >= 0 and (st.city_owner[target] == NEUTRAL or
+                                          st.city_revolt[target] > 0))
     hold = np.int64(0)
     if target >= 0 and not assault:
         tt = st.city_tile[target]
@@ -447,7 +486,7 @@ def ai_units(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.nd
         answered[:] = max(ai.defenders - 1, 0)
     # np.int64 / np.bool_: one type for each field of the records (sim.jit)
     war = WarPlan(np.int64(target), np.int64(hold), np.bool_(assault), np.int64(alarm_city),
-                  np.bool_(finishing))
+                  np.bool_(finishing), guards)
     sight = Sight(mine, live, np.int64(n_seen), score, alarm, answered)
     for phase in range(2):
         if st.finished[0]:

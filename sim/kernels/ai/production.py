@@ -30,7 +30,7 @@ from sim.kernels.ai.sites import best_site
 from sim.kernels.ai.threats import in_score_phase
 from sim.kernels.rules.cities import city_yield
 from sim.kernels.rules.commands import queue_check, queue_item, seat_has_building
-from sim.kernels.rules.seats import cities_held, forbidden_item
+from sim.kernels.rules.seats import cities_held, forbidden_item, forbidden_tech
 from sim.kernels.rules.territory import node_income
 from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
@@ -63,6 +63,33 @@ class Forces(NamedTuple):
     n_ranged: np.int64
     n_settlers: np.int64
     n_cities: np.int64
+
+
+class Room(NamedTuple):
+    """What is left for an item to add (D10), as ai_production reads it (int64 / bool):
+    turns_left: the match's turns after this one; production: the city's production
+    per turn; science_open: whether more science can still buy a tech the seat may
+    research before the match ends (D7: science after the last tech adds nothing)."""
+
+    turns_left: np.int64
+    production: np.int64
+    science_open: bool
+
+
+@njit
+def turns_after(tb: TableArrays, room: Room, cost: np.int64) -> np.int64:
+    """D10: the turns left in the match once an item of `cost` completes at the
+    city's production (0: it would not complete in time)."""
+    build = (cost + room.production - 1) // max(room.production, np.int64(1))
+    return max(room.turns_left - build, np.int64(0))
+
+
+@njit
+def span_pct(st: State, ai: AIRecord, after: np.int64) -> np.int64:
+    """D10: the % of an item's full worth that `after` turns of effect give: in full
+    over value_horizon_pct % of the match's turns (D6) or more, pro rata below."""
+    horizon = max(st.last_turn[0] * ai.value_horizon_pct // PERCENT, np.int64(1))
+    return min(after, horizon) * PERCENT // horizon
 
 
 @njit
@@ -118,27 +145,42 @@ def can_build_role(st: State, tb: TableArrays, seat: np.int64, ranged: bool) -> 
 
 @njit
 def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, city: np.int64,
-                   b: np.int64, threat: np.int64, obs_home: np.int64, at_war: bool) -> np.int64:
-    """Utility of queueing building `b` in `city` (0: not wanted), before the cost."""
+                   b: np.int64, threat: np.int64, obs_home: np.int64, at_war: bool,
+                   room: Room) -> np.int64:
+    """Utility of queueing building `b` in `city` (0: not wanted), before the cost.
+
+    D10: its yields, defence and revolt shortening count over the turns left once it
+    completes (span_pct); food counts only while the city can still grow
+    (growth_room population below max_population in full, pro rata nearer, nothing
+    at the cap), science only while a tech is left to buy (room.science_open);
+    score points and the Observatory only when it completes before the end."""
+    after = turns_after(tb, room, tb.building_cost[b])
+    if after <= 0:
+        return 0
+    span = span_pct(st, ai, after)
     w = ai.weights
     y = tb.building_yield[b]
+    growth = min(max(tb.max_population - st.city_pop[city], np.int64(0)), ai.growth_room)
+    science = y[SCIENCE] * w[W_SCIENCE] if room.science_open else 0
     # production serves the economy and the army alike: the mean of their weights
-    v = (y[FOOD] * w[W_EXPANSION] + y[PRODUCTION] * (w[W_ECONOMY] + w[W_MILITARY]) // 2 +
-         y[GOLD] * w[W_ECONOMY] + y[SCIENCE] * w[W_SCIENCE]) * ai.building_yield_value
+    v = (y[FOOD] * w[W_EXPANSION] * growth // ai.growth_room +
+         y[PRODUCTION] * (w[W_ECONOMY] + w[W_MILITARY]) // 2 +
+         y[GOLD] * w[W_ECONOMY] + science) * ai.building_yield_value
     if tb.building_defence_pct[b] > 0:
         v += threat * ai.defence_threat_value + \
             w[W_MILITARY] * ai.defence_military_pct // PERCENT
-    if tb.building_score_points[b] > 0:
-        late = st.turn[0] * PERCENT > st.last_turn[0] * ai.late_game_pct or \
-            in_score_phase(st, ai)
-        v += tb.building_score_points[b] * (ai.score_building_late_value if late
-                                            else ai.score_building_value)
     # V13, our reading: a Divan also shortens the revolts of the cities its seat takes
     # by a capital fall, so one serves them all and a second adds nothing
     if tb.building_revolt_shorten[b] > 0 and not seat_has_building(st, tb, seat, b):
         v += ai.revolt_building_value * w[W_MILITARY] // PERCENT
         if at_war:
             v += ai.revolt_war_value
+    v = v * span // PERCENT
+    if tb.building_score_points[b] > 0:   # T13, T14: points count whenever held at the end
+        late = st.turn[0] * PERCENT > st.last_turn[0] * ai.late_game_pct or \
+            in_score_phase(st, ai)
+        v += tb.building_score_points[b] * (ai.score_building_late_value if late
+                                            else ai.score_building_value)
     if tb.building_science_victory[b]:
         if city != obs_home:
             return 0
@@ -150,7 +192,7 @@ def building_value(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64, cit
 def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
                 seat: np.int64, city: np.int64, threat: np.int64, forces: Forces,
                 afford: bool, at_war: bool, obs_home: np.int64,
-                tile_city: np.ndarray) -> np.int64:
+                tile_city: np.ndarray, room: Room) -> np.int64:
     """The queue item drawn among the near-best by utility (band_pct) for this city, or -1.
 
     Units: the army wanted grows with the cities held and the military weight
@@ -159,7 +201,8 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     (`afford`) unless the city is threatened. A share of the army (siege_share_pct)
     is ranged/siege. Buildings: `building_value`; the Observatory only in the seat's
     best production city (`obs_home`). forces: what the seat has (Forces);
-    tile_city: (T,) owning city or -1.
+    tile_city: (T,) owning city or -1. D10 (room: Room): nothing that would complete
+    after the last turn; a settler's expansion counts over the turns left (span_pct).
     """
     army = forces.army
     n_ranged = forces.n_ranged
@@ -186,16 +229,20 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     if has_melee or has_ranged:
         u_val = w[W_MILITARY] * max(desired - army, 0) * ai.recruit_shortfall_value + \
             threat * ai.recruit_threat_value
-        if army < n_cities:
+        # early defence: the capital recruits its guard (home_guard units) first
+        early = st.turn[0] * PERCENT < st.last_turn[0] * ai.guard_pct and \
+            city == st.seat_capital[seat]
+        if army < n_cities or (early and army < ai.home_guard):
             u_val += ai.recruit_garrison_value
         if not afford and threat == 0 and army >= n_cities:
             u_val = np.int64(0)
         if u_val > 0:
             unit = pick_unit(st, tb, ai, seat, ranged)
-            if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
+            if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK and \
+                    turns_after(tb, room, tb.unit_cost[unit]) > 0:
                 values[unit] = u_val
     for b in range(n_b):
-        v = building_value(st, tb, ai, seat, city, b, threat, obs_home, at_war)
+        v = building_value(st, tb, ai, seat, city, b, threat, obs_home, at_war, room)
         if v > 0 and queue_check(st, tb, city, n_units + b, seat) == OK:
             values[n_units + b] = v
     # settler, when a site is in reach of this city: worth its expansion and the score
@@ -204,9 +251,13 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     if n_cities + n_settlers < tb.quota and n_settlers < ai.max_settlers and threat == 0:
         for u in range(n_units):
             if tb.unit_founds_city[u] and queue_check(st, tb, city, u, seat) == OK:
+                after = turns_after(tb, room, tb.unit_cost[u])
                 points = tb.w_city + DISC_SIZES[tb.ring_radius] * tb.w_region
-                v = w[W_EXPANSION] * ai.settler_expansion_value - \
-                    n_cities * ai.settler_city_cost + points * ai.score_value_pct // PERCENT
+                v = (w[W_EXPANSION] * ai.settler_expansion_value -
+                     n_cities * ai.settler_city_cost) * span_pct(st, ai, after) // PERCENT + \
+                    points * ai.score_value_pct // PERCENT
+                if after <= 0:
+                    v = np.int64(0)
                 others = np.int64(0)
                 for i in range(n_units + n_b):
                     others = max(others, values[i])
@@ -218,6 +269,17 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                         values[u] = v
                 break
     return graded_pick(st, seat, values, n_units + n_b, ai.band_pct)
+
+
+@njit
+def science_left(st: State, tb: TableArrays, seat: np.int64) -> bool:
+    """D10, D7: whether more science could still buy something: the techs the seat
+    may still research cost more than its science stock."""
+    needed = np.int64(0)
+    for t in range(tb.tech_cost.shape[0]):
+        if not st.seat_techs[seat, t] and not forbidden_tech(st, seat, t):
+            needed += tb.tech_cost[t]
+    return needed > st.seat_science[seat]
 
 
 @njit
@@ -253,6 +315,8 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
     nodes = node_income(tile_city, st.tile_node, st.city_tile.shape[0], tb.node_yield)
     income = gold_income(st, tb, seat, nodes)
     obs_home = best_production_city(st, tb, seat, nodes)
+    turns_left = max(st.last_turn[0] - st.turn[0], np.int64(0))
+    science_open = science_left(st, tb, seat)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_queue[c, 0] >= 0:
             continue
@@ -262,8 +326,10 @@ def ai_production(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: 
         # np.int64: one type for each field of the record (sim.jit)
         forces = Forces(np.int64(army), np.int64(n_ranged), np.int64(n_settlers),
                         np.int64(n_cities))
+        room = Room(np.int64(turns_left), city_yield(st, tb, c, nodes, np.int64(PRODUCTION)),
+                    np.bool_(science_open))
         item = choose_item(st, tb, ai, board, path, seat, c, threat, forces, afford, at_war,
-                           obs_home, tile_city)
+                           obs_home, tile_city, room)
         if item >= 0 and queue_item(st, tb, c, item, seat) == OK:
             if item < tb.unit_cost.shape[0]:
                 if tb.unit_founds_city[item]:

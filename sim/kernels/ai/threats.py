@@ -37,6 +37,14 @@ def hostile_owner(st: State, seat: np.int64, owner: np.int64) -> bool:
     return may_attack_owner(st, seat, owner) == OK
 
 
+@njit(inline='always')  # a thin level: see sim.jit
+def plan_of(st: State, seat: np.int64) -> np.int64:
+    """The personality index whose AI values `seat` plays by: State.seat_plan, or
+    its own seat_personality while the plan is -1 (no lookahead has chosen)."""
+    plan = st.seat_plan[seat]
+    return st.seat_personality[seat] if plan < 0 else plan
+
+
 @njit
 def city_threat(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
                 city: np.int64) -> np.int64:

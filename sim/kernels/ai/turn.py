@@ -32,6 +32,7 @@ from sim.kernels.ai.research import ai_research
 from sim.kernels.ai.threats import (
     hostile_owner,
     observatory_alarm,
+    plan_of,
     urgent_target,
     war_target,
     war_time,
@@ -55,14 +56,6 @@ if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
-
-
-@njit(inline='always')  # a thin level: see sim.jit
-def plan_of(st: State, seat: np.int64) -> np.int64:
-    """The personality index whose AI values `seat` plays by: State.seat_plan, or
-    its own seat_personality while the plan is -1 (no lookahead has chosen)."""
-    plan = st.seat_plan[seat]
-    return st.seat_personality[seat] if plan < 0 else plan
 
 
 @njit

@@ -36,6 +36,7 @@ from sim.rules.codes import (
     EV_RUSH,
     EV_TILE_BOUGHT,
     EV_TRUCE,
+    EV_TRUCE_DECLINED,
     EV_UNIT_DISBANDED,
     M_BUY_TILES,
     M_RUSH,
@@ -66,6 +67,7 @@ from sim.rules.codes import (
     R_OCCUPIED,
     R_ONE_PER_EMPIRE,
     R_PREREQ,
+    R_PRICE_LOW,
     R_QUEUE_EMPTY,
     R_QUEUE_FULL,
     R_QUOTA,
@@ -412,8 +414,12 @@ def research(st: State, tb: TableArrays, tech: np.int64, seat: np.int64) -> np.i
 
 
 @njit
-def buy_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64) -> np.int64:
-    """V07, C: Diplomacy: pay truce_price to `other` for truce_turns of truce."""
+def offer_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64, price: np.int64,
+                accepted: bool) -> np.int64:
+    """D9, V07, C: Diplomacy: `seat` offers `other` price gold for truce_turns of truce;
+    `other` has answered `accepted` (the AI's answer: sim.kernels.ai.diplomacy). Both
+    answers are logged (EV_TRUCE, EV_TRUCE_DECLINED); only an accepted offer moves gold
+    and starts the truce. An offer must name at least truce_price and be payable."""
     if other < 0 or other >= st.n_seats[0] or other == seat:
         return R_BAD_SEAT
     if not st.seat_alive[other]:
@@ -423,15 +429,28 @@ def buy_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64) -> np
     # a truce binds both seats: neither may be one forbidden truces
     if forbidden_mechanic(st, seat, M_TRUCE) or forbidden_mechanic(st, other, M_TRUCE):
         return R_FORBIDDEN
-    if st.seat_gold[seat] < tb.truce_price:
+    if price < tb.truce_price:
+        return R_PRICE_LOW
+    if st.seat_gold[seat] < price:
         return R_NO_GOLD
-    st.seat_gold[seat] -= tb.truce_price
-    st.seat_gold[other] += tb.truce_price
+    if not accepted:
+        log_event(st.event_log, st.n_events, st.turn[0], EV_TRUCE_DECLINED, seat, other, -1,
+                  tb.truce_turns, price, 0)
+        return OK
+    st.seat_gold[seat] -= price
+    st.seat_gold[other] += price
     st.truce_turns[seat, other] = tb.truce_turns
     st.truce_turns[other, seat] = tb.truce_turns
     log_event(st.event_log, st.n_events, st.turn[0], EV_TRUCE, seat, other, -1, tb.truce_turns,
-              tb.truce_price, 0)
+              price, 0)
     return OK
+
+
+@njit
+def buy_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64) -> np.int64:
+    """V07, C: Diplomacy: the scenario's `truce` command, an offer of truce_price that
+    `other` accepts (offer_truce)."""
+    return offer_truce(st, tb, other, seat, np.int64(tb.truce_price), True)
 
 
 @njit
