@@ -73,7 +73,7 @@ def test_report_has_every_section_and_the_provenance(report_file, run_dir):
 
     text = report_file.read_text()
     for title in ("Summary per variant", "Changed vs baseline", "Victory types", "End turns",
-                  "Gold term", "Capital-fall cascades", "Seats and personalities",
+                  "Gold term", "Capital-fall cascades", "Truces", "Seats and personalities",
                   "Content usage", "Near misses", "Provenance"):
         assert f"<h2>{title}</h2>" in text, title
     prov = json.loads((run_dir / "provenance.json").read_text())

@@ -171,11 +171,41 @@ def test_early_defence_guards_the_capital_then_lets_go(tmp_path):
     fighting units nearest its capital are its guards; later there are none."""
     units = ('[[units]]\nseat = 0\ntype = "warrior"\nat = [0, 0]\n'
              '[[units]]\nseat = 0\ntype = "warrior"\nat = [-4, 0]\n'
-             '[[units]]\nseat = 0\ntype = "warrior"\nat = [-5, 2]\n')
+             '[[units]]\nseat = 0\ntype = "warrior"\nat = [-5, 2]\n'
+             '[[units]]\nseat = 0\ntype = "warrior"\nat = [-4, 2]\n')
     scn, st, tb = _war(tmp_path, units=units, turn=5)
     ai = tb.ai[st.seat_personality[0]]
     mine = np.arange(int(st.n_units[0]), dtype=np.int64)
-    assert ai.home_guard == 2
-    assert home_guards(st, tb, ai, scn.board.distance, np.int64(0), mine).tolist() == [1, 2]
+    assert ai.home_guard == 3
+    assert home_guards(st, tb, ai, scn.board.distance, np.int64(0), mine).tolist() == [1, 2, 3]
     st.turn[0] = st.last_turn[0] * ai.guard_pct // 100 + 1
     assert home_guards(st, tb, ai, scn.board.distance, np.int64(0), mine).size == 0
+
+
+def test_d9_truce_summary_counts_offers_acceptance_and_who_won():
+    """The report's truce section (sim.analysis.truces): offers per match, the accepted
+    share with its interval, cities held ten turns on, and who won the match."""
+    import polars as pl
+
+    from sim.analysis.truces import truce_summary
+
+    def offer(m, accepted, buyer, seller, lost):
+        return {"variant": "v", "match_index": m, "buyer": buyer, "seller": seller,
+                "price": 40 if accepted else 30, "accepted": accepted,
+                "buyer_cities_before": 3, "buyer_cities_after": 3 - lost,
+                "seller_cities_before": 2, "seller_cities_after": 2 + lost}
+
+    truces = pl.DataFrame([offer(0, True, 0, 1, 0), offer(0, False, 2, 1, 1),
+                           offer(1, True, 1, 0, 0), offer(1, True, 3, 2, 0)])
+    matches = pl.DataFrame({"variant": ["v"] * 4, "match_index": [0, 1, 2, 3],
+                            "winner": [0, 2, None, 1]})
+    rows = {r["answer"]: r for r in truce_summary(truces, matches).iter_rows(named=True)}
+    assert set(rows) == {"accepted", "declined", "all offers"}
+    every = rows["all offers"]
+    assert every["offers"] == 4 and every["offers per match"] == 1.0
+    assert every["acceptance"] == 0.75
+    assert every["acceptance low"] < 0.75 < every["acceptance high"]
+    assert rows["declined"]["buyer cities +10"] == -1 and rows["declined"]["seller won"] == 0
+    assert rows["accepted"]["mean price"] == 40
+    # match 0 (buyer 0 won), match 1 (seller 2 of the last offer won; buyer 1 did not)
+    assert rows["accepted"]["buyer won"] == 1 / 3 and rows["accepted"]["seller won"] == 1 / 3

@@ -1,6 +1,7 @@
 """D10's check: does forbidding an item to a seat raise its win rate? One row per
 restricted variant of a run (`seat_ai` forbid), the restricted seat paired match by
-match with the same seat in its free twin.
+match with the same seat in the run's baseline (its free twin: the same tables and
+skill, nothing forbidden).
 
     .venv/bin/python tools/forbid_values.py RUN [RUN ...] [--markdown]
 
@@ -28,10 +29,11 @@ from sim.analysis.load import load_run
 
 
 def forbid_rows(run_dir: str) -> pl.DataFrame:
-    """The overall ("win") rows of strategy_importance for one run, with its skill."""
+    """The overall ("win") rows of strategy_importance for one run, with its skill:
+    every restricted variant paired with the run's baseline (no provenance given), so
+    a baseline with a skill-1 seat 0 is the free twin of its skill-1 restrictions."""
     run = load_run(run_dir)
-    rows = strategy_importance(run.matches, run.seats, run.baseline,
-                               provenance=run.provenance)
+    rows = strategy_importance(run.matches, run.seats, run.baseline)
     rows = rows.filter(pl.col("outcome") == "win")
     skill = run.seats.group_by("variant", "seat").agg(pl.col("skill").max())
     return rows.join(skill, on=["variant", "seat"], how="left").with_columns(
