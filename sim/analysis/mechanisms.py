@@ -183,6 +183,8 @@ def _paired(counts: pl.DataFrame, baseline: str, confidence: float) -> pl.DataFr
 def mechanism_changes(counts: pl.DataFrame, baseline: str, confidence: float = 0.95,
                       method: str = "holm") -> pl.DataFrame:
     """Each variant's paired change of every mechanism against the baseline, ranked.
+    `counts`: a row per finished match and mechanism, 0 where it had none
+    (mechanism_counts), so that a match without the mechanism pairs as a 0.
 
     Columns: variant, rank (1 = the largest |d_z| of its variant; changed rows rank
     before unchanged ones), mechanism, baseline_value, variant_value (means per

@@ -45,13 +45,14 @@ error rate, and first-player advantage and balance are the win rates by seat (D1
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 
 from sim.analysis._frames import finished, nan_to_null, sort_keys
-from sim.analysis.paired import observation_tests, significance
+from sim.analysis.paired import ResolutionWarning, observation_tests, significance
 from sim.analysis.stats import (
     mcnemar_exact,
     mean_interval,
@@ -276,14 +277,21 @@ def quality_tests(quality: pl.DataFrame, baseline: str, confidence: float = 0.95
     (sim.analysis.paired.observation_tests), exact McNemar with Newcombe's interval
     for comeback, then one correction (`method`, paired.significance) over every
     metric × variant. Columns as paired_metric_tests', plus p_adjusted, changed,
-    resolution_limited."""
+    resolution_limited (a comeback test whose discordant pairs are too few to reach
+    significance after the correction: flagged here, not warned about)."""
     long = _long(quality).filter(~pl.col("metric").is_in(SHARES))
     numbers = observation_tests(long, baseline, confidence, order=QUALITY_METRICS)
     shares = pl.DataFrame(_share_tests(quality, baseline, confidence), schema=numbers.schema,
                           orient="row")
     tests = sort_keys(pl.concat([numbers, shares]), ["variant", "metric"],
                       {"metric": QUALITY_METRICS})
-    return significance(tests, method=method) if tests.height else tests
+    if tests.height == 0:
+        return tests
+    # the column resolution_limited flags what the warning would say, row by row (a
+    # comeback test with few discordant pairs); the report prints the table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResolutionWarning)
+        return significance(tests, method=method)
 
 
 def distribution(quality: pl.DataFrame, metric: str, width: int = 1,
