@@ -232,14 +232,14 @@ def test_mechanism_counts_name_each_mechanism_and_fill_zeros(tmp_path):
         folder / "part-00000.parquet")
     counts = mechanisms.mechanism_counts(events, matches, ["baseline"], tmp_path)
     got = {(m, k): c for m, k, c in counts.select("match_index", "mechanism", "count").iter_rows()}
-    assert got[(0, "truces bought")] == 2 and got[(0, "truce turns bought")] == 60
-    assert got[(0, "cities captured")] == 1 and got[(0, "villages captured")] == 1
-    assert got[(0, "bandit fights")] == 2 and got[(0, "attacks on cities")] == 1
+    assert got[(0, "truce")] == 2 and got[(0, "truce turns")] == 60
+    assert got[(0, "city capture")] == 1 and got[(0, "village capture")] == 1
+    assert got[(0, "bandit fight")] == 2 and got[(0, "city attack")] == 1
     assert got[(0, "granary built")] == 1 and got[(1, "granary built")] == 1
-    assert got[(0, "law researched")] == 1 and got[(0, "revolts after a fall")] == 1
+    assert got[(0, "law researched")] == 1 and got[(0, "revolt after a fall")] == 1
     assert (got[(0, "truce offers")], got[(0, "truce offers accepted")],
             got[(0, "truce offers declined")]) == (2, 1, 1)
-    assert got[(1, "truces bought")] == 0  # every mechanism for every finished match
+    assert got[(1, "truce")] == 0  # every mechanism for every finished match
     assert counts.height == 2 * counts.get_column("mechanism").n_unique()
 
 

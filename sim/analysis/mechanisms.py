@@ -6,20 +6,15 @@ the size of their paired change. The ranking lists **associations**: what else
 changed in the matches where the outcome changed. It points a designer to where
 to look; it does not prove a cause (a mechanism may move because the outcome did).
 
-A mechanism is a per-match count (MECHANISMS; the event kinds are
-sim.rules.codes.EVENT_KINDS, named for designers here):
-
-* diplomacy: truces bought (`truce`), the turns of truce they bought (Σ its
-  turns), pacts formed (`pact`); with the run's `truces` table (offers as the AI
-  issue writes them), truce offers, accepted and declined;
-* war: cities and villages captured (`capture`), capital falls, cities passed on by
-  a fall (`transfer`), revolts after a fall and from unrest (`revolt_start` by
-  cause), eliminations, attacks on cities, bandit fights (attacks by or on a
-  bandit);
-* growth and economy: cities founded, tiles bought, camps cleared, items rushed,
-  gold repairs, units disbanded, Observatories queued and lost;
-* content: each unit and building built (`built`, "<item> built") and each tech
-  researched ("<tech> researched").
+A mechanism is a per-match count (MECHANISMS): each mechanic of content usage
+(sim.analysis.content.MECHANICS, the same names: truce, pact, city capture, village
+capture, capital fall, capital-fall transfer, elimination, attack, founding, tile
+buying, camp clearing, rush, gold repair, disband, unrest, heal, …), then what only
+a count tells apart: truce turns (the turns the truces bought), revolt after a fall,
+city attack, bandit fight (an attack by or on a bandit), observatory lost; each unit
+and building built ("<item> built") and each tech researched ("<tech> researched");
+and, when the run has the AI issue's `truces` table, truce offers, accepted and
+declined. The event kinds are sim.rules.codes.EVENT_KINDS.
 
 Statistics: each mechanism's per-match count (0 for a match without one) paired
 with the baseline's on the same match index (sim.analysis.stats.paired_t: the
@@ -41,6 +36,7 @@ import numpy as np
 import polars as pl
 
 from sim.analysis._frames import finished, nan_to_null
+from sim.analysis.content import MECHANICS
 from sim.analysis.headline import effect_text
 from sim.analysis.paired import significance
 from sim.analysis.stats import paired_t
@@ -49,30 +45,21 @@ from sim.rules.codes import BANDIT, NEUTRAL
 
 _MATCH = ["variant", "match_index"]
 
-# mechanism -> (event kind, extra condition on its rows or None); each row counts 1
+# which rows of a kind a content.MECHANICS side counts: a seat acted, a village was taken
+_SIDES: dict[str | None, pl.Expr | None] = {
+    "seat": pl.col("seat") >= 0, "village": pl.col("seat") == NEUTRAL, None: None}
+# mechanism -> (event kind, condition on its rows or None); each row counts 1: the
+# mechanics of content usage (one name for each, there and here), then what only a
+# count tells apart
 MECHANISMS: dict[str, tuple[str, pl.Expr | None]] = {
-    "truces bought": ("truce", None),
-    "pacts formed": ("pact", None),
-    "cities captured": ("capture", pl.col("seat") >= 0),
-    "villages captured": ("capture", pl.col("seat") == NEUTRAL),
-    "capital falls": ("capital_fall", None),
-    "cities passed on by a fall": ("transfer", None),
-    "revolts after a fall": ("revolt_start", pl.col("detail") == "transfer"),
-    "revolts from unrest": ("revolt_start", pl.col("detail") == "unrest"),
-    "eliminations": ("eliminated", None),
-    "attacks on cities": ("attack", pl.col("city").is_not_null() & (pl.col("seat") >= 0)),
-    "bandit fights": ("attack", (pl.col("seat") == BANDIT) | (pl.col("by") == BANDIT)),
-    "cities founded": ("found", None),
-    "tiles bought": ("tile_bought", None),
-    "camps cleared": ("camp_cleared", None),
-    "items rushed": ("rush", None),
-    "gold repairs": ("repair", None),
-    "units disbanded": ("unit_disbanded", None),
-    "Observatories queued": ("observatory_queued", None),
-    "Observatories lost": ("observatory_lost", None),
+    **{name: (kind, _SIDES[side]) for name, (kind, side) in MECHANICS.items()},
+    "revolt after a fall": ("revolt_start", pl.col("detail") == "transfer"),
+    "city attack": ("attack", pl.col("city").is_not_null() & (pl.col("seat") >= 0)),
+    "bandit fight": ("attack", (pl.col("seat") == BANDIT) | (pl.col("by") == BANDIT)),
+    "observatory lost": ("observatory_lost", None),
 }
 # mechanism -> (event kind, the column summed over its rows)
-SUMS: dict[str, tuple[str, str]] = {"truce turns bought": ("truce", "value")}
+SUMS: dict[str, tuple[str, str]] = {"truce turns": ("truce", "value")}
 # the kinds whose detail names the mechanism: "<detail> built", "<detail> researched"
 NAMED = {"built": "built", "research": "researched"}
 KINDS = sorted({k for k, _ in MECHANISMS.values()} | {k for k, _ in SUMS.values()} | set(NAMED))
@@ -220,8 +207,8 @@ def _signed(x: float, digits: int) -> str:
 
 
 def mechanism_words(row: dict) -> str:
-    """One ranked mechanism in words: "truces bought +1.8 per match [+1.6, +2.0]
-    (from 2.1)"."""
+    """One ranked mechanism in words: "truce +1.80 per match [+1.60, +2.00] (from
+    2.10)"."""
     interval = (f" [{_signed(row['lo'], 2)}, {_signed(row['hi'], 2)}]"
                 if row.get("lo") is not None and row.get("hi") is not None else "")
     return (f"{row['mechanism']} {_signed(row['difference'], 2)} per match{interval} "
@@ -231,8 +218,8 @@ def mechanism_words(row: dict) -> str:
 def explanation(victory_tests: pl.DataFrame, changes: pl.DataFrame, variant: str,
                 top: int = 5) -> str:
     """The effect of one variant on the victory mix beside the mechanisms that moved
-    most with it: "science +13.0 points, conquest −9.1 points: truces bought +1.80 per
-    match [+1.60, +2.00] (from 2.10); …". `victory_tests`: paired_victory_tests rows
+    most with it: "science +13.0 points, conquest −9.1 points: truce +1.80 per match
+    [+1.60, +2.00] (from 2.10); …". `victory_tests`: paired_victory_tests rows
     (with `changed` after the correction: only those effects are named, else the
     largest); `changes`: mechanism_changes. Only changed mechanisms are listed."""
     mine = victory_tests.filter(pl.col("variant") == variant)
