@@ -39,6 +39,7 @@ from sim.analysis._frames import finished, nan_to_null
 from sim.analysis.content import MECHANICS
 from sim.analysis.headline import effect_text
 from sim.analysis.paired import significance
+from sim.analysis.quality import match_slices
 from sim.analysis.stats import paired_t
 from sim.outputs.store import scan
 from sim.rules.codes import BANDIT, NEUTRAL
@@ -63,6 +64,10 @@ SUMS: dict[str, tuple[str, str]] = {"truce turns": ("truce", "value")}
 # the kinds whose detail names the mechanism: "<detail> built", "<detail> researched"
 NAMED = {"built": "built", "research": "researched"}
 KINDS = sorted({k for k, _ in MECHANISMS.values()} | {k for k, _ in SUMS.values()} | set(NAMED))
+# matches whose events one streaming pass groups: a chunk of the nightly run (250
+# matches, some 250,000 events); 500 at a time raised the report's peak by 70 MB, 250
+# by 50 (the scan decodes whole files, so fewer would not read less)
+EVENT_SLICE = 250
 TRUCE_OFFERS = ("truce offers", "truce offers accepted", "truce offers declined")
 
 CAVEAT = ("These are associations, not causes: each line is a mechanism that changed "
@@ -71,20 +76,31 @@ CAVEAT = ("These are associations, not causes: each line is a mechanism that cha
           "because the outcome did.")
 
 
-def _event_counts(events: pl.LazyFrame) -> pl.LazyFrame:
-    """(match_index, mechanism, count) of one variant's events."""
-    events = events.filter(pl.col("kind").is_in(KINDS))
-    parts = [events.filter(pl.col("kind") == kind, *([] if cond is None else [cond]))
-             .select("match_index", pl.lit(name).alias("mechanism"), pl.lit(1, pl.Int64).alias("n"))
+def _event_counts(events: pl.LazyFrame) -> pl.DataFrame:
+    """(match_index, mechanism, count) of one variant's events. One streaming pass
+    groups the rows by match, kind, detail and what the conditions read (seat and
+    by clipped to 0 or below: 0 any seat index, else the neutral or bandit code;
+    city: 0 or null), a few hundred rows a match; the mechanisms are read from those."""
+    owner = [pl.col(c).clip(upper_bound=0) for c in ("seat", "by")]
+    groups = (events.filter(pl.col("kind").is_in(KINDS))
+              .group_by("match_index", "kind", "detail", *owner,
+                        pl.when(pl.col("city").is_not_null()).then(0).alias("city"))
+              .agg(pl.len().cast(pl.Int64).alias("n"),
+                   pl.col("value").fill_null(0).sum().cast(pl.Int64).alias("value"))
+              .collect(engine="streaming").rechunk())
+    parts = [groups.filter(pl.col("kind") == kind, *([] if cond is None else [cond]))
+             .select("match_index", pl.lit(name).alias("mechanism"), "n")
              for name, (kind, cond) in MECHANISMS.items()]
-    parts += [events.filter(pl.col("kind") == kind)
-              .select("match_index", pl.lit(name).alias("mechanism"),
-                      pl.col(column).fill_null(0).cast(pl.Int64).alias("n"))
+    parts += [groups.filter(pl.col("kind") == kind)
+              .select("match_index", pl.lit(name).alias("mechanism"), pl.col(column).alias("n"))
               for name, (kind, column) in SUMS.items()]
-    parts += [events.filter(pl.col("kind") == kind, pl.col("detail").is_not_null())
-              .select("match_index", pl.format(f"{{}} {word}", "detail").alias("mechanism"),
-                      pl.lit(1, pl.Int64).alias("n"))
-              for kind, word in NAMED.items()]
+    for kind, word in NAMED.items():
+        rows = groups.filter(pl.col("kind") == kind, pl.col("detail").is_not_null())
+        # names looked up, not formatted: polars 1.3x's string format panicked on these
+        # grouped string views ("assertion failed: i < self.len()")
+        names = {d: f"{d} {word}" for d in rows.get_column("detail").unique().to_list()}
+        parts.append(rows.select("match_index", pl.col("detail").replace_strict(
+            names, return_dtype=pl.Utf8).alias("mechanism"), "n"))
     return (pl.concat(parts).group_by("match_index", "mechanism")
             .agg(pl.col("n").sum().cast(pl.Int64).alias("count")))
 
@@ -117,19 +133,21 @@ def mechanism_counts(events: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
                      variants: Sequence[str], root: Path | str | None = None) -> pl.DataFrame:
     """Per finished match of each of `variants` and per mechanism (module docstring)
     seen in any of them: variant, match_index, mechanism, count (0 where the match
-    had none). `events`: the table or its lazy scan, read one variant at a time
-    (one streaming pass each); `root`: the run folder, whose `truces` table is read
-    when it has one."""
+    had none). `events`: the table or its lazy scan, read EVENT_SLICE matches of
+    one variant at a time (one streaming pass each); `root`: the run folder, whose
+    `truces` table is read when it has one."""
     done = finished(matches).filter(pl.col("variant").is_in(list(variants))).select(_MATCH)
     found = []
     for variant in variants:
-        lazy = [_event_counts(events.lazy().filter(pl.col("variant") == variant))]
+        mine = events.lazy().filter(pl.col("variant") == variant)
+        index = done.filter(pl.col("variant") == variant).get_column("match_index")
+        counted = [_event_counts(mine.filter(pl.col("match_index").is_between(lo, hi)))
+                   for lo, hi in match_slices(index, EVENT_SLICE)]
         offers = _offer_counts(Path(root) if root is not None else None, variant)
         if offers is not None:
-            lazy.append(offers)
-        for query in lazy:
-            found.append(query.collect(engine="streaming")
-                         .select(pl.lit(variant, pl.Utf8).alias("variant"), pl.all()))
+            counted.append(offers.collect(engine="streaming"))
+        found += [part.select(pl.lit(variant, pl.Utf8).alias("variant"), pl.all())
+                  for part in counted]
     counts = pl.concat(found) if found else pl.DataFrame(
         schema={"variant": pl.Utf8, "match_index": pl.Int64, "mechanism": pl.Utf8,
                 "count": pl.Int64})

@@ -91,7 +91,9 @@ def _grid(frame: pl.DataFrame) -> tuple[dict[str, np.ndarray], int]:
     seats = frame.select(pl.col("seat").max()).item() + 1 if frame.height else 1
     if frame.height % seats:
         raise ValueError("the turns table has a turn without a row for every seat")
-    grid = {c: frame.get_column(c).to_numpy().reshape(-1, seats) for c in _TURN_COLUMNS}
+    # 64-bit here whatever was read: the sentinels below are 64-bit
+    grid = {c: frame.get_column(c).to_numpy().astype(np.int64).reshape(-1, seats)
+            for c in _TURN_COLUMNS}
     if (grid["seat"] != np.arange(seats)).any():
         raise ValueError("the turns table has a turn without a row for every seat")
     return grid, seats
@@ -189,12 +191,25 @@ def _eliminations(seats: pl.DataFrame) -> pl.DataFrame:
         pl.col("eliminated_turn").min().alias("first_elimination_turn"))
 
 
+# matches read at a time: a slice of a variant's turn rows (some 200,000 at standard
+# length) rather than all of them, so the report's peak memory does not grow with the
+# run (the scan skips the other chunks' files by their match_index statistics)
+SLICE = 500
+
+
+def match_slices(match_index: pl.Series, size: int = SLICE) -> list[tuple[int, int]]:
+    """(first, last) match index of each run of `size` consecutive finished matches,
+    inclusive, in order."""
+    ids = match_index.unique().sort().to_list()
+    return [(ids[i], ids[min(i + size, len(ids)) - 1]) for i in range(0, len(ids), size)]
+
+
 def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
                   seats: pl.DataFrame, variants: Sequence[str] | None = None) -> pl.DataFrame:
     """The `quality` table: one row per finished match of each variant (QUALITY_SCHEMA;
     the definitions are the module docstring's). `turns` may be the table or its lazy
-    scan (sim.analysis.load.scan_run): it is read one variant at a time, only the
-    columns the standings need. `variants`: those of `matches` when None. A finished
+    scan (sim.analysis.load.scan_run): it is read SLICE matches of one variant at a
+    time, only the columns the standings need. `variants`: those of `matches` when None. A finished
     match without turn rows gets nulls for the turn-based metrics."""
     done = finished(matches).select(*_MATCH, "match_id", "winner", "victory", "end_turn")
     if variants is None:
@@ -204,13 +219,18 @@ def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
         mine = done.filter(pl.col("variant") == variant)
         if mine.height == 0:
             continue
-        frame = (turns.lazy().filter(pl.col("variant") == variant).select(_TURN_COLUMNS)
-                 .collect())
-        if frame.height:
-            grid, _ = _grid(frame)
-            del frame
-            per_match = _match_metrics(grid, mine.select("match_index", "winner", "end_turn"))
-            mine = mine.join(per_match, on="match_index", how="left")
+        found = []
+        for lo, hi in match_slices(mine.get_column("match_index")):
+            # 32-bit columns: every count of the turns table fits, at half the memory
+            frame = (turns.lazy().filter(pl.col("variant") == variant,
+                                         pl.col("match_index").is_between(lo, hi))
+                     .select(pl.col(list(_TURN_COLUMNS)).cast(pl.Int32)).collect())
+            if frame.height:
+                grid, _ = _grid(frame)
+                found.append(_match_metrics(grid, mine.select("match_index", "winner",
+                                                              "end_turn")))
+        if found:
+            mine = mine.join(pl.concat(found), on="match_index", how="left")
         parts.append(mine)
     if not parts:
         return pl.DataFrame(schema=QUALITY_SCHEMA)
@@ -375,6 +395,6 @@ def quality_sentences(summary: pl.DataFrame, variant: str) -> str:
     return "; ".join(parts) + "."
 
 
-__all__ = ["QUALITY_METRICS", "QUALITY_SCHEMA", "SHARES", "UNITS", "change_words",
-           "distribution", "quality_sentences",
+__all__ = ["QUALITY_METRICS", "QUALITY_SCHEMA", "SHARES", "SLICE", "UNITS", "change_words",
+           "distribution", "match_slices", "quality_sentences",
            "quality_summary", "quality_table", "quality_tests", "standings"]
