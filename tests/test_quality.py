@@ -278,3 +278,21 @@ def test_mechanism_changes_rank_the_consistent_change_first_and_explain_in_words
     assert "not causes" in mechanisms.CAVEAT
     mix = pl.DataFrame({"variant": ["dear", "other"], "changed": [True, False]})
     assert mechanisms.moved_variants(mix) == ["dear"]
+
+
+def test_paired_t_is_the_clustered_difference_with_one_value_per_match_and_arm():
+    import numpy as np
+
+    from sim.analysis.stats import clustered_difference, paired_t
+
+    rng = np.random.default_rng(45)
+    base = rng.poisson(5, 80).astype(float)
+    variant = base + rng.normal(0.4, 1.5, 80).round()
+    diff, lo, hi, p, n = paired_t(variant - base)
+    values = np.r_[base, variant]
+    treated = np.r_[np.zeros(80), np.ones(80)]
+    clusters = np.r_[np.arange(80), np.arange(80)]
+    want = clustered_difference(values, treated, clusters)
+    assert (diff, lo, hi, p) == pytest.approx(want[:4], rel=1e-9) and n == want[4] == 80
+    assert paired_t(np.zeros(5)) == (0.0, 0.0, 0.0, 1.0, 5)
+    assert paired_t(np.full(5, 2.0))[3] == 0.0
