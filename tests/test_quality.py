@@ -269,9 +269,9 @@ def test_mechanism_changes_rank_the_consistent_change_first_and_explain_in_words
     assert top["relative"] == pytest.approx(top["difference"] / top["baseline_value"])
     market = changes.filter(pl.col("mechanism") == "market built").row(0, named=True)
     assert not market["changed"] and market["rank"] == 2
-    victory = pl.DataFrame({"variant": ["dear", "dear"], "metric": ["victory=science",
-                                                                    "victory=conquest"],
-                            "difference": [0.13, -0.02], "changed": [True, False]})
+    victory = pl.DataFrame({"variant": ["dear"] * 3,
+                            "metric": ["victory=science", "victory=conquest", "end_turn"],
+                            "difference": [0.13, -0.02, 4.0], "changed": [True, False, True]})
     text = mechanisms.explanation(victory, changes, "dear")
     assert text.startswith("science +13.0 points: granary built −5.")
     assert "market" not in text  # only changed mechanisms are named

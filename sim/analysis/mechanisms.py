@@ -240,7 +240,8 @@ def explanation(victory_tests: pl.DataFrame, changes: pl.DataFrame, variant: str
     [+1.60, +2.00] (from 2.10); …". `victory_tests`: paired_victory_tests rows
     (with `changed` after the correction: only those effects are named, else the
     largest); `changes`: mechanism_changes. Only changed mechanisms are listed."""
-    mine = victory_tests.filter(pl.col("variant") == variant)
+    mine = victory_tests.filter((pl.col("variant") == variant)
+                                & pl.col("metric").str.starts_with("victory="))
     if "changed" in mine.columns and mine.filter(pl.col("changed")).height:
         mine = mine.filter(pl.col("changed"))
     else:

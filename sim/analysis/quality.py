@@ -333,7 +333,7 @@ def distribution(quality: pl.DataFrame, metric: str, width: int = 1,
 # metric -> (label, unit, scale) of a paired difference in words (headline.UNITS' form)
 UNITS: dict[str, tuple[str, str, float]] = {
     "decisive_turn": ("decisive turn", "turns", 1.0),
-    "decided_share": ("share of the match before it is decided", "points", 100.0),
+    "decided_share": ("decided share (decisive turn / end turn)", "points", 100.0),
     "lead_changes": ("lead changes", "per match", 1.0),
     "comeback": ("comebacks", "points", 100.0),
     "stability": ("rank places moved per seat and turn", "", 1.0),
