@@ -81,7 +81,7 @@ _T11 = ("score", "population", "region", "gold_stock")
 _MATCH = ["variant", "match_index"]
 
 
-def _grid(frame: pl.DataFrame) -> tuple[dict[str, np.ndarray], int]:
+def _grid(frame: pl.DataFrame) -> dict[str, np.ndarray]:
     """One variant's turn rows as (G, S) arrays, G = match × turn groups in match and
     turn order, S seats (each turn of a match has a row per seat: sim.engine.columns.
     turn_columns); the rows are sorted first unless they already are."""
@@ -96,7 +96,7 @@ def _grid(frame: pl.DataFrame) -> tuple[dict[str, np.ndarray], int]:
             for c in _TURN_COLUMNS}
     if (grid["seat"] != np.arange(seats)).any():
         raise ValueError("the turns table has a turn without a row for every seat")
-    return grid, seats
+    return grid
 
 
 def _sorted(frame: pl.DataFrame) -> bool:
@@ -132,7 +132,7 @@ def standings(turns: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"match_index": pl.Int64, "turn": pl.Int64,
                                     "seat": pl.Int64, "score": pl.Int64,
                                     "standing": pl.Boolean, "rank": pl.Int64})
-    grid, _ = _grid(frame)
+    grid = _grid(frame)
     return pl.DataFrame({c: grid[c].ravel() for c in ("match_index", "turn", "seat", "score")}
                         ).with_columns(pl.Series("standing", (grid["cities_held"] > 0).ravel()),
                                        pl.Series("rank", _ranks(grid).ravel(), pl.Int64))
@@ -226,7 +226,7 @@ def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
                                          pl.col("match_index").is_between(lo, hi))
                      .select(pl.col(list(_TURN_COLUMNS)).cast(pl.Int32)).collect())
             if frame.height:
-                grid, _ = _grid(frame)
+                grid = _grid(frame)
                 found.append(_match_metrics(grid, mine.select("match_index", "winner",
                                                               "end_turn")))
         if found:

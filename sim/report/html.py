@@ -473,8 +473,8 @@ def _game_quality_section(page: _Page) -> None:
     """How the game plays (sim.analysis.quality): each variant in sentences, the
     metrics with intervals and paired differences, their small multiples; then, for
     each variant whose victory mix moved, the mechanisms that moved with it
-    (sim.analysis.mechanisms: associations, and the page says so)."""
-    from sim.analysis import mechanisms, quality
+    (_what_moved: associations, and the page says so)."""
+    from sim.analysis import quality
 
     run, baseline = page.run, page.baseline
     table = quality.quality_table(run.turns, run.matches, run.seats, page.variants)
@@ -517,6 +517,15 @@ def _game_quality_section(page: _Page) -> None:
                  "with 95% intervals (Wilson for comebacks); paired differences on the "
                  "same matches (paired t, McNemar for comebacks), Holm over the table. "
                  "Definitions and their Ludii counterparts: docs/quality.md.</p>")
+    _what_moved(page)
+
+
+def _what_moved(page: _Page) -> None:
+    """For each variant whose victory mix moved, the mechanisms that moved with it,
+    ranked (sim.analysis.mechanisms), beside the effect in words."""
+    from sim.analysis import mechanisms
+
+    run, baseline = page.run, page.baseline
     moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
     if moved and page.tables.tests is not None:
         counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
