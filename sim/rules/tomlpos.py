@@ -53,8 +53,10 @@ def key_lines(text: str) -> dict[tuple, int]:
             continue
         if not line or line.startswith("#"):
             continue
+        # a header's closing bracket may be missing: the file is then refused by the
+        # parser, but a nesting error found first still asks for the lines
         if line.startswith("[["):
-            path = _parts(line[2:line.index("]]")])
+            path = _parts(line[2:line.find("]]") % (len(line) + 1)])
             n = array_counts.get(path, 0)
             array_counts[path] = n + 1
             prefix = (*path, n)
@@ -62,7 +64,7 @@ def key_lines(text: str) -> dict[tuple, int]:
             lines[prefix] = lineno
             continue
         if line.startswith("["):
-            path = _parts(line[1:line.index("]")])
+            path = _parts(line[1:line.find("]") % (len(line) + 1)])
             # a sub-table of the latest array-of-tables entry: [a.b] under [[a]]
             for arr, n in array_counts.items():
                 if path[: len(arr)] == arr and len(path) > len(arr):
