@@ -9,6 +9,8 @@ docs/names.md says which kinds of names are refused and which escaped."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -151,3 +153,19 @@ def test_the_sensitivity_page_escapes_what_it_is_given():
     page = build_sensitivity_report(table, design)
     assert "<script" not in page.lower()
     assert page.count("units.&lt;script&gt;") >= 2  # its table row and its tornado bar
+
+
+def test_a_hand_edited_provenance_cannot_lead_out_of_the_run_folder(hostile_run, tmp_path):
+    """A variant id in provenance.json names the run's paths (and a replay's default
+    page): one that is a path is refused by every reader, in one line."""
+    _tmp, out, _pages, _new = hostile_run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    prov = json.loads((copy / "provenance.json").read_text())
+    prov["variants"][0]["id"] = "../../x"
+    (copy / "provenance.json").write_text(json.dumps(prov))
+    before = _files(tmp_path, REPO_ROOT / "reports")
+    for args in (("check-run", copy), ("replay", copy, "../../x:1"), ("report", copy)):
+        line = _refused_in_one_line(copy, *args)
+        assert "unreadable provenance" in line and "variant name '../../x'" in line, line
+    assert _files(tmp_path, REPO_ROOT / "reports") == before

@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
+from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR, name_problem
 from sim.outputs.schemas import SUMMARIES, TABLES, WRITTEN
 from sim.outputs.summaries import summaries
 
@@ -279,9 +279,13 @@ class RunCheck:
 
 def plan_of(provenance: dict[str, Any]) -> list[PlannedChunk]:
     """The chunks a run folder's provenance promises: every variant's matches in
-    chunks of chunk_size."""
+    chunks of chunk_size. ValueError for a variant id that cannot name a file (a
+    hand-edited provenance): its paths would lead out of the run folder."""
     size = int(provenance["chunk_size"])
     matches = int(provenance["matches_per_variant"])
+    for v in provenance["variants"]:
+        if (why := name_problem(str(v["id"]), "variant")) is not None:
+            raise ValueError(why)
     return [PlannedChunk(v["id"], k, start, min(start + size, matches))
             for v in provenance["variants"]
             for k, start in enumerate(range(0, matches, size))]
