@@ -1,6 +1,6 @@
 """Hostile input files: mutate the project's own input files and count what `sim` does.
 
-Usage: .venv/bin/python tools/fuzz_inputs.py [--mutants N] [--seed S]
+Usage: .venv/bin/python tools/fuzz_inputs.py [--mutants N] [--seed S] [--kind KIND]
 
 Each mutant is one of the project's input files (tables/default.toml, every experiment,
 sensitivity and tune file under experiments/, the scenario examples) with one to three
@@ -233,13 +233,14 @@ def write_mutant(work: Path, data: bytes) -> Path:
     return path
 
 
-def run_mutants(n: int, seed: int, work: Path) -> tuple[collections.Counter, list[str]]:
-    """Counts by (kind, outcome) over `n` mutants, and a line for each unnamed or
-    traceback outcome."""
+def run_mutants(n: int, seed: int, work: Path, kind: str | None = None,
+                ) -> tuple[collections.Counter, list[str]]:
+    """Counts by (kind, outcome) over `n` mutants of the seed files (of `kind` only,
+    if given), and a line for each unnamed or traceback outcome."""
     rng = random.Random(seed)
     counts: collections.Counter = collections.Counter()
     findings = []
-    files = seeds()
+    files = [s for s in seeds() if kind in (None, s.kind)]
     for k in range(n):
         s = files[k % len(files)]
         got = check(s.kind, write_mutant(work, mutate(s.path.read_bytes(), rng.randrange)),
@@ -255,14 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mutants", type=int, default=300)
     parser.add_argument("--seed", type=int, default=47)
+    parser.add_argument("--kind", choices=["tables", "sweep", "sensitivity", "tune",
+                                           "scenario"], help="mutate files of this kind only")
     args = parser.parse_args(argv)
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        counts, findings = run_mutants(args.mutants, args.seed, Path(tmp))
+        counts, findings = run_mutants(args.mutants, args.seed, Path(tmp), args.kind)
     labels = ("ok", "refused", "unnamed", "traceback")
     kinds = sorted({k for k, _ in counts})
-    print(f"{args.mutants} mutants (seed {args.seed}) of {len(seeds())} input files:")
+    files = sum(args.kind in (None, s.kind) for s in seeds())
+    print(f"{args.mutants} mutants (seed {args.seed}) of {files} input files:")
     print(f"  {'file kind':<12}" + "".join(f"{label:>11}" for label in labels))
     for kind in kinds:
         print(f"  {kind:<12}" + "".join(f"{counts[(kind, label)]:>11}" for label in labels))
