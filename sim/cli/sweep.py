@@ -187,10 +187,13 @@ def _print_dry_run(file: Path, experiment, chunk_size: int | None, jobs: int) ->
     """What a sweep of `experiment` would play and about how long; nothing is played."""
     from sim.runner.experiments import planned_size
 
-    _, matches = planned_size(experiment.spec)
-    typer.echo(f"dry run: would play {matches:,} matches in "
-               f"{len(experiment.chunks(chunk_size)):,} chunks"
-               f"{_estimate_text(file, experiment.spec, matches, jobs)}; nothing played")
+    spec = experiment.spec
+    variants, matches = planned_size(spec)
+    size = chunk_size or spec.chunk_size
+    chunks = variants * -(-(matches // variants) // size)
+    most = "at most " if spec.sequential else ""  # it may stop at an earlier look
+    typer.echo(f"dry run: would play {most}{matches:,} matches in {chunks:,} chunks"
+               f"{_estimate_text(file, spec, matches, jobs)}; nothing played")
 
 
 def _look(experiment):
