@@ -37,7 +37,7 @@ def _resolve(tables, nudge: dict[str, str]) -> dict[str, int]:
         node = tables.data
         for part in key.split("."):
             node = node[part]
-        out[key] = int(round(node * float(step[1:]))) if step[0] == "*" else node + int(step[1:])
+        out[key] = round(node * float(step[1:])) if step[0] == "*" else node + int(step[1:])
     return out
 
 
