@@ -9,6 +9,11 @@ variance of the paired differences of the four victory indicators (summed) again
 what independent matches would give (the pairing's variance ratio; 1.0 = no gain).
 A nudge that alters one draw should not shift every later draw (synchronised
 streams, sim.world.rng), so these shares measure the game's own sensitivity.
+
+`--control` adds the warrior nudge from 101 HP (101 -> 102 against 101): at 100 HP two
+equal warriors kill each other in exactly two blows of 50 (damage_scale 100 ×
+4 / (4 + 4)), so 100 -> 101 crosses a blow-count boundary of the rules (T16, a cliff
+of the game itself) where 101 -> 102 does not.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ def _resolve(tables, nudge: dict[str, str]) -> dict[str, int]:
         node = tables.data
         for part in key.split("."):
             node = node[part]
-        out[key] = int(round(node * float(step[1:]))) if step[0] == "*" else node + int(step[1:])
+        out[key] = round(node * float(step[1:])) if step[0] == "*" else node + int(step[1:])
     return out
 
 
@@ -48,6 +53,9 @@ def _results(overrides: dict[str, int], seed: int, first: int, n: int) -> np.nda
         state, _board, _log = play_match(tables, seed, first + k)
         out[k] = int(state.winner[0]), int(state.victory[0])
     return out
+
+
+CONTROL = ("warrior hp 101 -> 102", {"units.warrior.hp": 101}, {"units.warrior.hp": "+1"})
 
 
 def play(overrides: dict[str, int], seed: int, matches: int, jobs: int) -> np.ndarray:
@@ -62,23 +70,35 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=4711)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--control", action="store_true",
+                    help="only the control pair: warrior 101 -> 102 HP (no blow-count boundary)")
     args = ap.parse_args()
-    base_tables = load_tables()
-    base = play({}, args.seed, args.matches, args.jobs)
-    kinds = len(VICTORY_NAMES)
+    cases = [(name, {}, nudge) for name, nudge in NUDGES.items()]
+    if args.control:
+        cases = [CONTROL]
     print(f"{args.matches} matches, seed {args.seed}, 4 seats standard")
     print(f"{'nudge':24} {'winner changes':>15} {'victory changes':>16} {'var ratio':>10}")
-    for name, nudge in NUDGES.items():
-        other = play(_resolve(base_tables, nudge), args.seed, args.matches, args.jobs)
-        winner = float(np.mean(base[:, 0] != other[:, 0]))
-        victory = float(np.mean(base[:, 1] != other[:, 1]))
-        paired = independent = 0.0
-        for v in range(kinds):
-            a, b = (base[:, 1] == v).astype(float), (other[:, 1] == v).astype(float)
-            paired += np.var(b - a, ddof=1)
-            independent += np.var(a, ddof=1) + np.var(b, ddof=1)
-        ratio = paired / independent if independent else float("nan")
-        print(f"{name:24} {winner:15.1%} {victory:16.1%} {ratio:10.2f}")
+    played: dict[str, np.ndarray] = {}
+    for name, base_set, nudge in cases:
+        key = repr(sorted(base_set.items()))
+        if key not in played:
+            played[key] = play(base_set, args.seed, args.matches, args.jobs)
+        base = played[key]
+        nudged = {**base_set, **_resolve(load_tables(overrides=base_set), nudge)}
+        other = play(nudged, args.seed, args.matches, args.jobs)
+        print(f"{name:24} " + _row(base, other))
+
+
+def _row(base: np.ndarray, other: np.ndarray) -> str:
+    winner = float(np.mean(base[:, 0] != other[:, 0]))
+    victory = float(np.mean(base[:, 1] != other[:, 1]))
+    paired = independent = 0.0
+    for v in range(len(VICTORY_NAMES)):
+        a, b = (base[:, 1] == v).astype(float), (other[:, 1] == v).astype(float)
+        paired += np.var(b - a, ddof=1)
+        independent += np.var(a, ddof=1) + np.var(b, ddof=1)
+    ratio = paired / independent if independent else float("nan")
+    return f"{winner:15.1%} {victory:16.1%} {ratio:10.2f}"
 
 
 if __name__ == "__main__":

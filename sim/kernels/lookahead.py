@@ -10,12 +10,12 @@ plays its current plan as the greedy AI (skill is ignored there: no lookahead
 inside a lookahead, no recursion), and the turn log is not written.
 
 Random numbers. Before the candidates are played, the seat draws once from its
-own AI stream (State.rng_ai[seat]); that draw re-seeds the copy's event stream
-and every seat's AI stream, the same for every candidate. So the lookahead never
-peeks at the real future event cards or another seat's real AI draws, the
-candidates are compared on common random numbers, and outside the seat's own
-stream (one draw per decision) and its plan, the real state is untouched: the
-other seats' streams, and every skill-0 match, are exactly as without lookahead.
+own AI stream (State.rng_ai[seat], keyed by the turn and DRAW_PLAN); that draw
+re-seeds the copy's event stream and every seat's AI stream, the same for every
+candidate. So the lookahead never peeks at the real future event cards or another
+seat's real AI draws, the candidates are compared on common random numbers, and
+outside its plan the real state is untouched: every stream key stays as it was,
+and every skill-0 match is exactly as without lookahead.
 
 The best candidate: a win in the copy beats everything, then no result, then a
 loss (another seat won, or the seat was eliminated); among equals the larger
@@ -42,8 +42,8 @@ from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
-from sim.rules.codes import PERCENT, SKILL_LOOKAHEAD
-from sim.world.rng import next_u64
+from sim.rules.codes import DRAW_PLAN, PERCENT, SKILL_LOOKAHEAD
+from sim.world.rng import draw_key, next_u64
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -151,9 +151,9 @@ def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat
                 scratch: Scratch) -> np.int64:
     """The plan the seat adopts (module docstring): the current one played first, its
     margin counting keep_margin more, then every personality in index order. Draws
-    once from the seat's AI stream; changes nothing else of `st`. path: the match's
+    once from the seat's AI stream (a keyed draw: `st` is not changed). path: the match's
     path table (terrain only, so the copy shares it)."""
-    seed = next_u64(st.rng_ai[seat:seat + 1])
+    seed = draw_key(st.rng_ai[seat], st.turn[0], np.int64(DRAW_PLAN), seat)
     current = plan_of(st, seat)
     best = current
     best_result = best_margin = np.int64(0)
