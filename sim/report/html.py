@@ -19,7 +19,7 @@ import polars as pl
 
 from sim.analysis import metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
-from sim.analysis.gate import compared, failures, passed
+from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import Run, RunScan, event_rows, scan_run
@@ -349,18 +349,22 @@ def _gate_section(page: _Page) -> None:
     gate = page.gate
     if gate is None:
         return
-    verdict = "PASS" if passed(gate) else f"FAIL ({failures(gate)} of {compared(gate)})"
     pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
         else "independent samples"
-    page.section(f"Regression gate: {verdict}",
+    page.section(f"Regression gate: {gate_summary(gate)}",
                  f"<p>Against <code>{html.escape(str(page.against))}</code>: each victory "
-                 "share must stay within ±margin of that run's (two one-sided tests, the 90% "
-                 f"interval inside the margins; {pairing}).</p>" +
+                 "share must stay within ±margin of that run's. A sequential test "
+                 "(sim.analysis.gate): the intervals are anytime-valid 90% confidence "
+                 "sequences, so the gate may add matches block by block and stop at the "
+                 "first look that decides. PASS: inside ±margin; FAIL changed: beyond it; "
+                 "INCONCLUSIVE: neither when the match budget ran out (<em>needed</em>: "
+                 f"about how many matches per variant would decide it); {pairing}.</p>" +
                  "".join(f"<p class='note'><strong>Note:</strong> {html.escape(n)}</p>"
                          for n in page.gate_notes) +
                  _table(gate.select("variant", "victory", "before", "now", "difference",
-                                    "lo", "hi", "margin", "verdict")
-                        .with_columns(pl.col("verdict").str.starts_with("FAIL")
+                                    "lo", "hi", "margin", "n_now", "needed", "verdict")
+                        .with_columns((pl.col("verdict").str.starts_with("FAIL")
+                                       | (pl.col("verdict") == "INCONCLUSIVE"))
                                       .alias("failed")),
                         {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
                          "hi": "pct", "margin": "pct"}, highlight="failed"))
