@@ -3,7 +3,7 @@ FAIL and INCONCLUSIVE on victory mixes whose truth is known.
 
 Usage: .venv/bin/python tools/calibrate_gate.py [--tries 400] [--margin 0.02]
            [--budget 64000] [--first 2000] [--block 2000] [--variants 6]
-           [--pairing 0.13] [--seed 44]
+           [--pairing 0.115] [--seed 44]
 
 Each try draws two runs of `--variants` variants (the nightly's six) from a realistic
 victory mix (conquest / science / dominance / turn limit = 30 / 25 / 16 / 29 %) with
@@ -78,7 +78,7 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=2000)
     ap.add_argument("--block", type=int, default=2000)
     ap.add_argument("--variants", type=int, default=6)
-    ap.add_argument("--pairing", type=float, default=0.13)
+    ap.add_argument("--pairing", type=float, default=0.115)
     ap.add_argument("--seed", type=int, default=44)
     a = ap.parse_args()
     rows = calibrate(a.tries, a.margin, a.budget, a.first, a.block, a.variants, a.pairing,

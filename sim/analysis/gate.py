@@ -85,13 +85,15 @@ def share_verdict(lo: float, hi: float, margin: float) -> str:
     return INCONCLUSIVE
 
 
-def matches_needed(d: np.ndarray, margin: float, alpha: float = 0.05) -> int:
+def matches_needed(d: np.ndarray, margin: float, alpha: float = 0.05) -> int | None:
     """About how many matches (per variant and run) share_bounds needs to decide a
     share whose differences so far are `d`: the first n at which the sequence's
     half-width, at the variance and bet seen so far (Waudby-Smith & Ramdas'
     approximation log(1/alpha')/(n·bet) + variance·bet/2), falls below the distance
     from the estimate to the nearer decision (margin − |estimate| to pass,
-    |estimate| − margin to fail). An estimate on the margin needs _FAR."""
+    |estimate| − margin to fail). None when the estimate sits on the margin (within
+    about a quarter of it), where the sequence tuned to half the margin never
+    narrows enough: more matches may not decide it."""
     n_held = max(int(d.size), 1)
     y = (np.asarray(d, dtype=np.float64) + 1.0) / 2.0          # as the sequence sees it
     var = (0.25 + float(((y - y.mean()) ** 2).sum())) / (n_held + 1) if d.size else 0.25
@@ -99,9 +101,8 @@ def matches_needed(d: np.ndarray, margin: float, alpha: float = 0.05) -> int:
     bet = min(margin / 4.0 / var, 0.5)
     log_term = math.log(1.0 / alpha)                            # the level 2·alpha of share_bounds
     room = gap - var * bet / 2.0
-    if room <= 0:
-        return _FAR
-    return min(_FAR, max(n_held, math.ceil(log_term / (bet * room))))
+    need = math.ceil(log_term / (bet * room)) if room > 0 else _FAR
+    return max(n_held, need) if need < _FAR else None
 
 
 def _aligned(x: pl.DataFrame, y: pl.DataFrame, paired: bool) -> tuple[pl.DataFrame,
@@ -195,25 +196,30 @@ def passed(table: pl.DataFrame) -> bool:
 
 
 def still_needed(table: pl.DataFrame) -> int | None:
-    """About how many matches per variant and run the undecided rows need in all (the
-    largest `needed`), None when no row is undecided."""
+    """About how many matches per variant and run the undecided rows with a count
+    need in all (the largest `needed`), None when none has one."""
     need = table.filter(pl.col("verdict") == INCONCLUSIVE).get_column("needed").drop_nulls()
     return int(need.max()) if need.len() else None
 
 
 def summary(table: pl.DataFrame) -> str:
     """The gate's verdict in one line: PASS, FAIL (k of n shares), or INCONCLUSIVE
-    (k of n shares undecided, about N matches per variant would decide them)."""
+    (k of n shares undecided; about N matches per variant would decide those with a
+    count; how many sit on their margin so far)."""
     verdict = overall(table)
     if verdict == "FAIL":
         return f"FAIL ({failures(table)} of {compared(table)} shares)"
     if verdict == INCONCLUSIVE:
-        undecided = table.filter(pl.col("verdict") == INCONCLUSIVE).height
-        need = still_needed(table)
-        more = f"; about {need:,} matches per variant in each run would decide them" \
-            if need is not None and need < _FAR else \
-            "; some sit on their margin, where more matches do not decide them"
-        return f"INCONCLUSIVE ({undecided} of {compared(table)} shares undecided{more})"
+        open_rows = table.filter(pl.col("verdict") == INCONCLUSIVE)
+        need, on_margin = still_needed(table), open_rows.get_column("needed").null_count()
+        parts = [f"{open_rows.height} of {compared(table)} shares undecided"]
+        if need is not None:
+            parts.append(f"about {need:,} matches per variant in each run would decide "
+                         f"{'them' if not on_margin else 'the others'}")
+        if on_margin:
+            parts.append(f"{on_margin} on their margin so far, where more matches may "
+                         "not decide them")
+        return f"INCONCLUSIVE ({'; '.join(parts)})"
     return "PASS"
 
 

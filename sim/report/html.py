@@ -370,6 +370,34 @@ def _gate_section(page: _Page) -> None:
                          "hi": "pct", "margin": "pct"}, highlight="failed"))
 
 
+def _sequential_section(page: _Page) -> None:
+    """A precision-targeted sweep's stopping intervals (issue 44): the anytime-valid
+    bounds of the look it stopped at, as its provenance recorded them."""
+    seq = page.prov.get("sequential") or {}
+    rows = (seq.get("looks") or [{}])[-1].get("rows") or []
+    if not rows:
+        return
+    target = ", ".join(f"{k} {seq[k]:g}" for k in ("precision", "detect")
+                       if seq.get(k) is not None)
+    table = pl.DataFrame(rows, infer_schema_length=None)
+    keep = [c for c in ("target", "variant", "victory", "n", "estimate", "lo", "hi",
+                        "half_width", "decided") if c in table.columns]
+    page.section(
+        "Where the sequential sweep stopped: anytime-valid intervals",
+        f"<p>This run grew look by look until its target ({html.escape(target)}) was met "
+        f"or its budget spent: it stopped at {seq.get('stopped_at')} matches per variant "
+        f"({html.escape(str(seq.get('reason')))}). These are the intervals it stopped "
+        f"on: confidence sequences at {seq.get('confidence', 0.95):.0%}, valid at every "
+        "look at once (<strong>anytime-valid</strong>), so stopping on them is honest; "
+        "the paired differences of a detect target are Bonferroni-corrected together. "
+        "The fixed-size intervals in the sections below are narrower and ignore the "
+        "looks: where the two disagree, trust these.</p>" +
+        _table(table.select(keep).with_columns(
+            (pl.col("decided").fill_null("") == "").alias("open")),
+            {"estimate": "pct", "lo": "pct", "hi": "pct", "half_width": "pct"},
+            highlight="open"))
+
+
 def _history_section(page: _Page) -> None:
     """The baseline's victory mix run by run, when a history index was given."""
     if page.history is None:
@@ -601,7 +629,8 @@ def _provenance_section(page: _Page) -> None:
 
 # the report's sections in page order; each writes none, one or (dose-response) several
 _SECTIONS: tuple[Callable[[_Page], None], ...] = (
-    _gate_section, _history_section, _headline_section, _strategy_worth_section,
+    _gate_section, _sequential_section,
+    _history_section, _headline_section, _strategy_worth_section,
     _skill_section, _summary_section, _changed_section, _victory_mix_section,
     _victory_types_section, _dose_response_sections, _end_turns_section, _gold_section,
     _cascades_section, _seats_section, _content_section, _near_misses_section,

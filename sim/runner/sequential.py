@@ -31,6 +31,7 @@ sweep refuses before playing anything); `extend_with_command` grows it with the
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import subprocess
 import tomllib
@@ -39,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.outputs.store import atomic_write_text
-from sim.runner.experiments import Experiment, ExperimentError, ExperimentSpec, expand
+from sim.runner.experiments import Experiment, ExperimentSpec, Variant
 from sim.runner.pool import LocalPool, shared_pool
+from sim.runner.replay import ReplayError, variant_tables
 from sim.runner.sweep import RunFolderMismatch, SweepError, fingerprint_matches, run_sweep
 
 # look(run folder, prefix) -> (met, one line of news, record for the provenance)
@@ -157,19 +159,27 @@ def run_experiment(experiment: Experiment, out: Path, look: LookFn | None, jobs:
 
 
 def experiment_of_run(run_dir: Path | str) -> Experiment:
-    """The experiment a run folder was swept from, rebuilt from the text its provenance
-    keeps (so a file edited since does not matter; its tables must still resolve to
-    the hashes the run recorded, which the sweep checks). Raises SweepError."""
-    path = Path(run_dir) / "provenance.json"
+    """The experiment a run folder was swept from, rebuilt from its provenance alone:
+    the file's text it keeps and every variant's tables as the sweep resolved them
+    (hash-checked, sim.runner.replay.variant_tables), so neither an edited experiment
+    file nor edited tables keep the run from growing. Raises SweepError."""
+    out = Path(run_dir)
+    path = out / "provenance.json"
     try:
         prov = json.loads(path.read_text(encoding="utf-8"))
-        text, file = prov["experiment"]["text"], Path(prov["experiment"]["path"])
+        text = prov["experiment"]["text"]
         spec = ExperimentSpec.model_validate(tomllib.loads(text))
-        return expand(spec, file, text)
-    except (OSError, ValueError, KeyError, TypeError, ExperimentError) as exc:
-        raise SweepError(f"{path}: cannot rebuild the run's experiment: "
-                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-                         ) from None
+        variants = tuple(Variant(v["id"], dict(v.get("overrides") or {}), v["tables_hash"],
+                                 tables.data, tables, tuple(v.get("seat_ai") or ()))
+                         for v in prov["variants"]
+                         for tables in [variant_tables(out, prov, v)])
+        return Experiment(prov["experiment"]["path"], spec, prov["tables_path"], variants,
+                          hashlib.sha256(text.encode()).hexdigest()[:16],
+                          base_seats=int(prov["seats"]),
+                          base_personalities=tuple(prov.get("personalities") or ()))
+    except (OSError, ValueError, KeyError, TypeError, ReplayError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SweepError(f"{path}: cannot rebuild the run's experiment: {first}") from None
 
 
 def extend_run(run_dir: Path | str, matches: int, jobs: int = 1, backend: str = "local",
