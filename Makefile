@@ -35,7 +35,8 @@ lint: $(STAMP)
 # until every victory share is decided or the [gate] budget is spent), and last night's
 # code is checked out beside it (runs/nightly-previous.code, when it was a clean commit
 # other than tonight's), so the gate can grow that run with the code that made it.
-# The gate's exit status becomes reports/nightly.status: 0 "pass"; 4 "inconclusive" (the
+# The gate's exit status becomes reports/nightly.status: 0 "pass" ("none" on a first night,
+# with nothing to gate against); 4 "inconclusive" (the
 # budget ran out: not a failure, `make nightly` succeeds and says so); 3 "fail" (a share
 # moved beyond its margin, or a variant is missing): `make nightly` fails.
 # reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart;
@@ -58,7 +59,7 @@ nightly: $(STAMP)
 	status=0; $(BIN)/sim report runs/nightly --out reports/nightly.html \
 		--history reports/nightly-history.parquet "$$@" || status=$$?; \
 	case $$status in \
-		0) echo pass > reports/nightly.status ;; \
+		0) if [ -d $(PREVIOUS) ]; then echo pass; else echo none; fi > reports/nightly.status ;; \
 		4) echo inconclusive > reports/nightly.status; \
 		   echo "nightly: INCONCLUSIVE: the gate's match budget ran out before every share" \
 		        "was decided (reports/nightly.html; reports/nightly.status)" ;; \

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import app, fail, print_frame, require_run
+from sim.cli.common import app, fail, print_frame, require_run, signal_name
 
 
 @app.command("plan")
@@ -200,7 +200,7 @@ def _grow_gate(gate, run_dir: Path, against: Path, margin: float | None,
     from sim.analysis.gate import INCONCLUSIVE, regression_gate, summary
     from sim.runner.pool import shared_pool
     from sim.runner.sequential import extend_run, extend_with_command, grow_until_decided
-    from sim.runner.sweep import SweepError
+    from sim.runner.sweep import SweepError, SweepInterrupted, stop_on_signals
 
     budget = gate.budget if budget is None else budget
     if gate.verdict != INCONCLUSIVE or _held(run_dir, against) >= budget:
@@ -213,7 +213,7 @@ def _grow_gate(gate, run_dir: Path, against: Path, margin: float | None,
                 summary(state["gate"].table))
 
     say = lambda line: typer.echo(line, err=True)  # noqa: E731
-    with shared_pool(jobs or os.cpu_count() or 1) as pool:
+    with stop_on_signals(), shared_pool(jobs or os.cpu_count() or 1) as pool:
         grow = [lambda n: extend_run(run_dir, n, jobs or os.cpu_count() or 1, pool=pool,
                                      say=say),
                 (lambda n: extend_with_command(shlex.split(against_sim), against, n))
@@ -226,6 +226,11 @@ def _grow_gate(gate, run_dir: Path, against: Path, margin: float | None,
             state["gate"].notes.append(f"the gate could not add matches: {exc}")
             state["gate"] = regression_gate(run_dir, against, margin) \
                 if _complete(run_dir, against) else state["gate"]
+        except SweepInterrupted as exc:
+            fail(f"interrupted by {signal_name(exc.signum)} while the gate grew the runs; "
+                 f"every finished chunk is kept: `sim extend RUN --to N` finishes a run "
+                 f"({run_dir}, {against}: N is its provenance's matches_per_variant), "
+                 "then the same report command goes on")
     return state["gate"]
 
 
