@@ -55,7 +55,7 @@ nightly: $(STAMP)
 	@set --; \
 	if [ -d $(PREVIOUS) ]; then set -- --against $(PREVIOUS); fi; \
 	if [ -d $(PREVIOUS).code ]; then set -- "$$@" --against-sim \
-		"env PYTHONPATH=$(CURDIR)/$(PREVIOUS).code $(CURDIR)/$(BIN)/python -m sim.cli"; fi; \
+		"env PYTHONPATH=$(abspath $(PREVIOUS).code) $(abspath $(BIN))/python -m sim.cli"; fi; \
 	status=0; $(BIN)/sim report runs/nightly --out reports/nightly.html \
 		--history reports/nightly-history.parquet "$$@" || status=$$?; \
 	case $$status in \

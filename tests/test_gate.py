@@ -205,7 +205,7 @@ def test_report_against_an_earlier_run_exits_0_3_or_4_and_grows_both_runs(tmp_pa
     # again (the same folders: a report of the grown runs reads 32 pairs)
     proc = _sim("report", again, "--against", moved, "--out", str(tmp_path / "d.html"),
                 "--budget", "32", "--margin", "0.1", "--jobs", "1")
-    assert proc.returncode in (0, 3, 4), proc.stdout + proc.stderr
+    assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "growing both runs to 32" in proc.stderr
     for run in (again, moved):
         prov = json.loads((tmp_path / run / "provenance.json").read_text())
@@ -219,6 +219,14 @@ def test_report_against_an_earlier_run_exits_0_3_or_4_and_grows_both_runs(tmp_pa
     prov_path.write_text(json.dumps(prov))
     grow = _sim("extend", moved, "--to", "48", "--quiet")
     assert grow.returncode == 2 and "another code version" in grow.stderr
+    # nor does the gate grow it: it says so, and tonight's run is not grown alone
+    proc = _sim("report", again, "--against", moved, "--out", str(tmp_path / "g.html"),
+                "--budget", "48", "--margin", "0.1", "--jobs", "1")
+    # (at 32 matches the bounds are some ±0.6 wide: nothing is decided at ±0.1)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "could not add matches" in proc.stderr and "another code version" in proc.stderr
+    assert json.loads((tmp_path / "again" / "provenance.json").read_text())[
+        "matches_per_variant"] == 32
     # options of the gate without a gate are refused, not ignored
     assert "file's [gate]" in _sim("report", "--help").stdout  # not eaten as markup
     for option in (("--margin", "0.05"), ("--budget", "100")):

@@ -48,7 +48,10 @@ def mcnemar_power(n: int, discordance: float, detect: float, alpha: float = 0.05
     with 2·P(Binomial(k, 1/2) <= c) <= alpha; sim.analysis.stats.mcnemar_exact)."""
     if n <= 0 or discordance <= 0:
         return 0.0
-    k = np.arange(n + 1)
+    # only the counts of discordant pairs that happen: beyond 10 standard deviations of
+    # Binomial(n, d) the mass is below 1e-20 (and the sum over all n + 1 counts is slow)
+    mean, sd = n * discordance, math.sqrt(n * discordance * (1 - discordance))
+    k = np.arange(max(0, math.floor(mean - 10 * sd - 1)), min(n, math.ceil(mean + 10 * sd + 1)) + 1)
     c = binom.ppf(alpha / 2, k, 0.5)
     c = np.where(2 * binom.cdf(c, k, 0.5) > alpha * (1 + 1e-12), c - 1, c)
     q = min((discordance + detect) / (2 * discordance), 1.0)

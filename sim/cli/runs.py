@@ -214,18 +214,20 @@ def _grow_gate(gate, run_dir: Path, against: Path, margin: float | None,
 
     say = lambda line: typer.echo(line, err=True)  # noqa: E731
     with stop_on_signals(), shared_pool(jobs or os.cpu_count() or 1) as pool:
-        grow = [lambda n: extend_run(run_dir, n, jobs or os.cpu_count() or 1, pool=pool,
-                                     say=say),
-                (lambda n: extend_with_command(shlex.split(against_sim), against, n))
+        # the earlier run first: the one likelier to be refused (made by other code),
+        # and a refusal then costs tonight's run no matches
+        grow = [(lambda n: extend_with_command(shlex.split(against_sim), against, n))
                 if against_sim else
                 (lambda n: extend_run(against, n, jobs or os.cpu_count() or 1, pool=pool,
-                                      say=say))]
+                                      say=say)),
+                lambda n: extend_run(run_dir, n, jobs or os.cpu_count() or 1, pool=pool,
+                                     say=say)]
         try:
             grow_until_decided(look, grow, budget, gate.block, say)
         except SweepError as exc:
+            if _complete(run_dir, against):  # a look at what the runs hold now
+                state["gate"] = regression_gate(run_dir, against, margin)
             state["gate"].notes.append(f"the gate could not add matches: {exc}")
-            state["gate"] = regression_gate(run_dir, against, margin) \
-                if _complete(run_dir, against) else state["gate"]
         except SweepInterrupted as exc:
             fail(f"interrupted by {signal_name(exc.signum)} while the gate grew the runs; "
                  f"every finished chunk is kept: `sim extend RUN --to N` finishes a run "
