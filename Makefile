@@ -34,7 +34,8 @@ lint: $(STAMP)
 # tonight with it (sim report --against: a sequential test that grows both runs by blocks
 # until every victory share is decided or the [gate] budget is spent), and last night's
 # code is checked out beside it (runs/nightly-previous.code, when it was a clean commit
-# other than tonight's), so the gate can grow that run with the code that made it.
+# other than tonight's), so the gate can grow that run with the code that made it
+# (PYTHONSAFEPATH: `python -m` would put this checkout's sim/ first otherwise).
 # The gate's exit status becomes reports/nightly.status: 0 "pass" ("none" on a first night,
 # with nothing to gate against); 4 "inconclusive" (the
 # budget ran out: not a failure, `make nightly` succeeds and says so); 3 "fail" (a share
@@ -55,7 +56,7 @@ nightly: $(STAMP)
 	@set --; \
 	if [ -d $(PREVIOUS) ]; then set -- --against $(PREVIOUS); fi; \
 	if [ -d $(PREVIOUS).code ]; then set -- "$$@" --against-sim \
-		"env PYTHONPATH=$(abspath $(PREVIOUS).code) $(abspath $(BIN))/python -m sim.cli"; fi; \
+		"env PYTHONSAFEPATH=1 PYTHONPATH=$(abspath $(PREVIOUS).code) $(abspath $(BIN))/python -m sim.cli"; fi; \
 	status=0; $(BIN)/sim report runs/nightly --out reports/nightly.html \
 		--history reports/nightly-history.parquet "$$@" || status=$$?; \
 	case $$status in \

@@ -97,7 +97,8 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                = None,
                against_sim: Annotated[str | None, typer.Option(
                    help="The `sim` command of the code that made the earlier run, to "
-                        "grow it (e.g. \"env PYTHONPATH=old-checkout python -m sim.cli\"); "
+                        "grow it (e.g. \"env PYTHONSAFEPATH=1 PYTHONPATH=old-checkout python -m "
+                        "sim.cli\"); "
                         "default: this one, which can grow runs made by this code only.")]
                = None,
                jobs: Annotated[int | None, typer.Option(

@@ -217,8 +217,8 @@ def extend_with_command(command: Sequence[str], run_dir: Path | str, matches: in
     """Grow a run folder with another `sim` (the code that made it): runs
     `COMMAND extend RUN_DIR --to MATCHES --quiet`. Raises SweepError with its last
     line of errors when it fails."""
-    proc = subprocess.run([*command, "extend", str(run_dir), "--to", str(matches), "--quiet"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([*command, "extend", str(Path(run_dir).absolute()), "--to",
+                           str(matches), "--quiet"], capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise SweepError(f"{' '.join(command)} extend {run_dir}: {last}")
