@@ -39,12 +39,14 @@ lint: $(STAMP)
 # The gate's exit status becomes reports/nightly.status: 0 "pass" ("none" on a first night,
 # with nothing to gate against); 4 "inconclusive" (the
 # budget ran out: not a failure, `make nightly` succeeds and says so); 3 "fail" (a share
-# moved beyond its margin, or a variant is missing): `make nightly` fails.
+# moved beyond its margin, or a variant is missing): `make nightly` fails; "error" when the
+# report itself could not be made (bad input: exit 2).
 # reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart;
 # NIGHTLY=FILE runs another experiment the same way (a planted regression, a trial)
 NIGHTLY ?= experiments/nightly.toml
 PREVIOUS := runs/nightly-previous
 nightly: $(STAMP)
+	@rm -f reports/nightly.status
 	@if [ -f runs/nightly/provenance.json ]; then rm -rf $(PREVIOUS) && \
 		mv runs/nightly $(PREVIOUS); fi
 	@rm -rf $(PREVIOUS).code && git worktree prune; \
@@ -65,7 +67,7 @@ nightly: $(STAMP)
 		   echo "nightly: INCONCLUSIVE: the gate's match budget ran out before every share" \
 		        "was decided (reports/nightly.html; reports/nightly.status)" ;; \
 		3) echo fail > reports/nightly.status; exit 3 ;; \
-		*) exit $$status ;; \
+		*) mkdir -p reports; echo error > reports/nightly.status; exit $$status ;; \
 	esac
 
 bench: $(STAMP)
