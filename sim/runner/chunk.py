@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.storage import absolute, run_path
 from sim.rules.tables import Tables
 from sim.runner.experiments import ChunkSpec, Experiment
 
@@ -128,7 +129,7 @@ def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
 def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -> RunSettings:
     spec = experiment.spec
     return RunSettings(run_id=run_id,
-        out=str(Path(out).absolute()), tables_path=experiment.tables_path,
+        out=str(absolute(run_path(out))), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
         personalities=experiment.personalities, rotate=spec.rotate_personalities,

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.outputs.store import RunError, check_reachable, write_chunk
+from sim.outputs.storage import run_path
+from sim.outputs.store import RunError, check_reachable, commit_chunk, write_chunk
 from sim.rules.tables import Tables
 from sim.runner.chunk import RunSettings, error_frames, play_chunk
 from sim.runner.experiments import ChunkSpec
@@ -29,10 +30,12 @@ def run_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
               ) -> dict[str, Any]:
     """Play one chunk and write its tables (in the worker); returns its done marker
     (its small summary with each part's rows, bytes and checksum). Fails at once,
-    before playing, where the run folder cannot be seen."""
-    check_reachable(Path(settings.out), settings.run_id)
+    before playing, where the run folder cannot be seen. On an object store the
+    worker writes only the parts; the parent commits the marker (dispatch_chunks)."""
+    out = run_path(settings.out)
+    check_reachable(out, settings.run_id)
     frames, summary = play_chunk(settings, spec, tables, play)
-    return write_chunk(Path(settings.out), spec.variant, spec.chunk, frames, summary,
+    return write_chunk(out, spec.variant, spec.chunk, frames, summary,
                        settings.run_id)
 
 
@@ -40,11 +43,13 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
               tables: dict[str, Tables], out: Path, bar: _Progress, on_chunk, say,
               written: dict[tuple[str, int], dict[str, Any]]) -> int:
     """Play every chunk of `todo`; returns the matches played. Each chunk's done
-    marker, as its writer returned it, goes into `written`."""
+    marker, as its writer returned it, goes into `written` (on an object store,
+    written here once its parts are checked: commit_chunk)."""
     played = 0
 
     def finished(marker: dict[str, Any], spec: ChunkSpec) -> None:
         nonlocal played
+        commit_chunk(out, marker)
         written[(spec.variant, spec.chunk)] = marker
         played += spec.stop - spec.start
         bar.advance(spec.stop - spec.start)
@@ -54,11 +59,10 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
     if executor is None:  # one job: in this process
         for spec in todo:
             try:
-                summary = run_chunk(settings, spec, tables[spec.variant])
+                finished(run_chunk(settings, spec, tables[spec.variant]), spec)
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write chunk {spec.variant}/{spec.chunk}: "
                                  f"{exc}") from None
-            finished(summary, spec)
         return played
     queue = collections.deque(todo)
     attempts: collections.Counter = collections.Counter()
@@ -69,8 +73,11 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
         for outcome in executor.wait(timeout=1.0):
             spec = outcome.task
             if outcome.kind == "ok":
-                finished(outcome.value, spec)
-                continue
+                try:
+                    finished(outcome.value, spec)
+                    continue
+                except (OSError, RunError) as exc:  # its parts are not as reported
+                    outcome = Outcome(spec, "error", f"{type(exc).__name__}: {exc}")
             label = f"chunk {spec.variant}/{spec.chunk} (matches {spec.start}–{spec.stop - 1})"
             what = f"its worker {outcome.value}" if outcome.kind == "died" else outcome.value
             attempts[spec] += MAX_ATTEMPTS if outcome.kind == "final" else 1
@@ -85,13 +92,12 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
                        "stop": spec.stop, "matches": 0, "errors": spec.stop - spec.start,
                        "seconds": 0.0, "tables_hash": tables[spec.variant].hash}
             try:
-                summary = write_chunk(out, spec.variant, spec.chunk,
-                                      error_frames(settings, spec, message), summary,
-                                      settings.run_id)
+                finished(write_chunk(out, spec.variant, spec.chunk,
+                                     error_frames(settings, spec, message), summary,
+                                     settings.run_id), spec)
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write the error rows of {label}: "
                                  f"{exc}") from None
-            finished(summary, spec)
         bar.tick()
     return played
 
