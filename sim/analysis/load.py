@@ -197,6 +197,39 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
     return scan(root, table) if _summary_written(root, table) else None
 
 
+# what the report loses when a run did not write a table (the experiment's tables_out):
+# the readers see an empty table, and these lines say what that empties
+TABLE_COSTS = {
+    "seats": "seat fairness, the gold share and its paired test, the score "
+             "decomposition, capital-fall cascades, what each strategy is worth and the "
+             "anomalies read per seat (blowouts, early eliminations)",
+    "events": "content usage (unless the usage table was written), capital-fall cascades, "
+              "the paired tests of event counts and the anomalies read from events",
+    "turns": "near misses, the gold trajectory and stalls, unless the dominance_runs, "
+             "gold_turns and quiet tables were written",
+    "usage": "nothing while events is written (content usage is then read from it, more "
+             "slowly)",
+    "quiet": "nothing while turns and events are written (stalls are then read from them)",
+    "dominance_runs": "nothing while turns is written (near misses are then read from it)",
+    "gold_turns": "nothing while turns is written (the gold trajectory is then read from "
+                  "it)",
+}
+
+
+def missing_tables(provenance: dict[str, Any]) -> list[str]:
+    """The tables a run chose not to write (its experiment's tables_out)."""
+    chosen = provenance.get("tables_out")
+    return [t for t in TABLE_COSTS if chosen is not None and t not in chosen]
+
+
+def missing_table_notes(provenance: dict[str, Any]) -> list[str]:
+    """One sentence per table the run did not write: what the report shows without it."""
+    return [f"This run did not write the {t} table (tables_out): it costs {TABLE_COSTS[t]}; "
+            f"those sections show nothing for it." if not TABLE_COSTS[t].startswith("nothing")
+            else f"This run did not write the {t} table (tables_out): that costs "
+                 f"{TABLE_COSTS[t]}." for t in missing_tables(provenance)]
+
+
 def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
     """The rows of `events` whose kind is one of `kinds`, in no particular order
     (every metric sorts what it needs: sorting all 15 columns would double this
@@ -227,4 +260,4 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
 
 
 __all__ = ["Run", "RunFolderError", "RunScan", "empty_table", "event_rows", "load_run",
-           "read_table", "scan_run", "scan_table"]
+           "missing_table_notes", "read_table", "scan_run", "scan_table"]

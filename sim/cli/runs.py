@@ -128,7 +128,8 @@ def report_cmd(run_dir: Annotated[str, typer.Argument(
         os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     from sim.analysis.gate import passed  # lazy: 0.28 s (polars)
     from sim.analysis.history import history_with_run, write_history  # lazy: 0.18 s (polars)
-    from sim.analysis.load import missing_summaries  # lazy: 0.23 s (polars)
+    from sim.analysis.load import missing_summaries, missing_table_notes  # lazy: 0.23 s
+    from sim.outputs.store import read_provenance
     from sim.report.html import write_report  # lazy: 0.38 s (polars, pyarrow)
     from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
 
@@ -136,7 +137,10 @@ def report_cmd(run_dir: Annotated[str, typer.Argument(
         fail("--margin is the regression gate's: it needs --against BASELINE_RUN")
     run_dir = run_path(run_dir)
     require_run(run_dir)
-    if missing := missing_summaries(run_dir):
+    chosen = read_provenance(run_dir).get("tables_out")
+    for note in missing_table_notes({"tables_out": chosen}):
+        typer.echo(f"{run_dir}: {note}", err=True)
+    if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
         named = missing[0] if len(missing) == 1 else \
             f"{', '.join(missing[:-1])} or {missing[-1]}"
         typer.echo(f"{run_dir}: has no {named} tables (swept before they "

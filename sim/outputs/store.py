@@ -111,17 +111,19 @@ def check_reachable(root: Path, run_id: str | None = None) -> None:
 
 
 def write_chunk(root: Path, variant: str, chunk: int, frames: dict[str, pl.DataFrame],
-                summary: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
+                summary: dict[str, Any], run_id: str | None = None,
+                tables: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Write every table of one chunk, then its done marker (each atomically); returns
     the marker. `root` must already be the run folder (check_reachable). The
     aggregate tables (SUMMARIES) are computed from `frames` unless it holds them.
     On an object store only the parts are written: the sweep's parent writes the
-    returned marker with `commit_chunk` once it has checked them."""
+    returned marker with `commit_chunk` once it has checked them. `tables`: those to
+    write (the experiment's tables_out), default every one."""
     check_reachable(root, run_id)
     if any(t not in frames for t in SUMMARIES):
         frames = {**summaries(frames), **frames}
     parts, blobs = {}, {}
-    for table in WRITTEN:
+    for table in tables or WRITTEN:
         data = parquet_bytes(frames[table])
         if is_remote(root):  # put together below, concurrently
             blobs[part_path(root, table, variant, chunk).path] = data
@@ -159,8 +161,10 @@ def commit_chunk(root: Path, marker: dict[str, Any]) -> None:
                   json.dumps(marker, sort_keys=True).encode())
 
 
-def read_marker(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """(marker, None) or (None, why it cannot be trusted); never raises."""
+def read_marker(path: Path, tables: tuple[str, ...] = TABLES,
+                ) -> tuple[dict[str, Any] | None, str | None]:
+    """(marker, None) or (None, why it cannot be trusted); never raises. `tables`: the
+    outcome tables the run writes (its tables_out), each of which must have a part."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
@@ -181,7 +185,7 @@ def read_marker(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     parts = marker["parts"]
     if not isinstance(parts, dict) or any(
             not isinstance(parts.get(t), dict) or any(k not in parts[t] for k in _PART_KEYS)
-            for t in TABLES):
+            for t in tables):
         return None, "its done marker does not describe every table's part"
     return marker, None
 
@@ -309,6 +313,12 @@ def plan_of(provenance: dict[str, Any]) -> list[PlannedChunk]:
             for k, start in enumerate(range(0, matches, size))]
 
 
+def outcome_tables(provenance: dict[str, Any]) -> tuple[str, ...]:
+    """The outcome tables (TABLES) a run writes: its experiment's tables_out."""
+    chosen = provenance.get("tables_out") or TABLES
+    return tuple(t for t in TABLES if t in chosen)
+
+
 def read_provenance(root: Path) -> dict[str, Any]:
     """The run folder's provenance; RunError (one line) when the folder is not a run."""
     root = run_path(root)
@@ -329,7 +339,7 @@ def read_provenance(root: Path) -> dict[str, Any]:
 
 
 def verify_chunk(root: Path, chunk: PlannedChunk, written: dict[str, Any] | None = None,
-                 sizes: dict[str, int] | None = None,
+                 sizes: dict[str, int] | None = None, tables: tuple[str, ...] = TABLES,
                  ) -> tuple[dict[str, Any] | None, str | None]:
     """(marker, None) for a finished, intact chunk, else (None, why not). `written`:
     the marker its writer returned, if this process just had it written (verify_run);
@@ -343,7 +353,7 @@ def verify_chunk(root: Path, chunk: PlannedChunk, written: dict[str, Any] | None
     path = marker_path(root, chunk.variant, chunk.chunk)
     if not _exists(root, path, sizes):
         return None, "not written yet"
-    marker, why = read_marker(path)
+    marker, why = read_marker(path, tables)
     if marker is not None:
         why = chunk_problem(root, chunk.variant, chunk.chunk, chunk.start, chunk.stop, marker,
                             read_back=marker != written, sizes=sizes)
@@ -382,7 +392,7 @@ def find_match(run_dir: Path, match_id: str) -> MatchRow:
     if chunk is None:
         raise RunError(f"{run_dir}: no match {match_id!r} in this run ({name} played "
                        f"matches {min(c.start for c in chunks)}–{max(c.stop for c in chunks) - 1})")
-    _marker, why = verify_chunk(run_dir, chunk)
+    _marker, why = verify_chunk(run_dir, chunk, tables=outcome_tables(prov))
     if why is not None:
         raise RunError(f"{run_dir}: {chunk.label}: {why}; running the same `sim sweep` again "
                        "redoes it")
@@ -431,7 +441,8 @@ def verify_run(root: Path | str, provenance: dict[str, Any] | None = None,
         if not _exists(root, marker_path(root, c.variant, c.chunk), sizes):
             check.pending.append(c)
             continue
-        marker, why = verify_chunk(root, c, (written or {}).get((c.variant, c.chunk)), sizes)
+        marker, why = verify_chunk(root, c, (written or {}).get((c.variant, c.chunk)), sizes,
+                                   outcome_tables(prov))
         if why is None:
             check.done[(c.variant, c.chunk)] = marker
             expected |= {part_path(root, t, c.variant, c.chunk) for t in WRITTEN

@@ -22,7 +22,7 @@ from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.gate import compared, failures, passed
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import Run, RunScan, event_rows, scan_run
+from sim.analysis.load import Run, RunScan, event_rows, missing_table_notes, scan_run
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 from sim.report.svg_renderer import SvgRenderer
@@ -633,6 +633,7 @@ def _page_html(page: _Page, body: str) -> str:
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
             + failure_line(page.tables.errors, page.run_dir) + dropped_line(page.run.matches)
+            + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in missing_table_notes(prov))
             + body + "</body></html>")
 
 

@@ -45,6 +45,7 @@ class RunSettings:
     run_id: str | None = None  # provenance.json's: proves a worker sees the run's folder
     # variant -> its seat_ai (seat index -> {"skill", "forbid"}); absent: the defaults
     seat_ai_by_variant: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    tables_out: tuple[str, ...] | None = None  # the tables written (None: every one)
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -134,7 +135,8 @@ def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
         personalities=experiment.personalities, rotate=spec.rotate_personalities,
         seat_ai_by_variant={v.id: list(v.seat_ai) for v in experiment.variants
-                            if v.seat_ai})
+                            if v.seat_ai},
+        tables_out=None if spec.tables_out is None else spec.written)
 
 
 def empty_columns(table: str) -> dict[str, list]:

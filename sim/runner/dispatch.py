@@ -36,7 +36,7 @@ def run_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
     check_reachable(out, settings.run_id)
     frames, summary = play_chunk(settings, spec, tables, play)
     return write_chunk(out, spec.variant, spec.chunk, frames, summary,
-                       settings.run_id)
+                       settings.run_id, settings.tables_out)
 
 
 def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
@@ -94,7 +94,7 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
             try:
                 finished(write_chunk(out, spec.variant, spec.chunk,
                                      error_frames(settings, spec, message), summary,
-                                     settings.run_id), spec)
+                                     settings.run_id, settings.tables_out), spec)
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write the error rows of {label}: "
                                  f"{exc}") from None

@@ -70,6 +70,7 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                       "seat_ai": list(v.seat_ai)}
                      for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
+        "tables_out": list(spec.written),
         "started": started, "finished": None,
     }
 
