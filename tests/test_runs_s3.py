@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from sim.analysis.history import history_with_run, read_history, write_history
 from sim.outputs.lock import ObjectLock, RunLocked, run_lock
 from sim.outputs.schemas import SORT_KEYS, TABLES
 from sim.outputs.storage import run_path
@@ -119,6 +120,13 @@ def test_a_dask_sweep_to_s3_checks_and_reports_from_the_url(s3, reference, tmp_p
     assert sim("report", url, "--out", tmp_path / "c.html").returncode == 0
     assert (tmp_path / "c.html").read_text() == page
     assert_same(url, frames)
+    # a match of it, from its compacted files in the store
+    found = sim("replay-command", url, "dominance-50:4")
+    assert found.returncode == 0 and found.stdout.startswith("sim match --seed 11 --match 4")
+    # the nightly's history index in the store too
+    history = f"{s3}/history/nightly.parquet"
+    write_history(history, history_with_run(history, url))
+    assert read_history(history).get_column("run_id").n_unique() == 1
 
 
 def test_check_run_finds_a_part_that_differs_from_its_marker(s3, reference):

@@ -22,6 +22,7 @@ disk's guarantees differ from an object store's (`is_remote`):
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,12 @@ def run_path(where: str | os.PathLike) -> Path:
         return Path(text.removeprefix("file://"))
     from upath import UPath  # lazy: fsspec and the protocol's own package
 
-    return UPath(text, **_OPTIONS)  # type: ignore[return-value]
+    try:
+        return UPath(text, **_OPTIONS)  # type: ignore[return-value]
+    except (ImportError, ValueError) as exc:  # no s3fs for s3://, an unknown protocol
+        # an OSError naming the URL: the `sim` command prints it as one line
+        raise OSError(errno.EPROTONOSUPPORT, f"{exc} (s3:// needs `pip install "
+                      "'hexsim[s3]'`)", text) from None
 
 
 def is_remote(path: Any) -> bool:
