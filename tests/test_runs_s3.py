@@ -21,7 +21,7 @@ from sim.analysis.history import history_with_run, read_history, write_history
 from sim.outputs.lock import ObjectLock, RunLocked, run_lock
 from sim.outputs.schemas import SORT_KEYS, TABLES
 from sim.outputs.storage import run_path
-from sim.outputs.store import scan
+from sim.outputs.store import RunError, commit_chunk, scan
 from sim.runner.experiments import load_experiment
 from sim.runner.sweep import run_sweep
 from tests.test_runs_support import (
@@ -209,3 +209,25 @@ def test_file_urls_are_plain_paths(reference, tmp_path):
     assert sim("check-run", f"file://{out}").returncode == 0
     got = read_all(Path(out))
     assert all(got[t].equals(frames[t]) for t in TABLES)
+
+
+def test_the_parent_writes_a_marker_only_for_parts_the_store_holds_intact(s3, reference):
+    """A worker on an object store writes parts only; commit_chunk (the parent) reads
+    them back and refuses a chunk whose part differs from what the worker reported."""
+    exp, frames = reference
+    url = f"{s3}/runs/commit"
+    run_sweep(load_experiment(exp), url, jobs=1, progress=False)
+    root = run_path(url)
+    marker_file = root / "_done" / "baseline__00002.json"
+    marker = json.loads(marker_file.read_text())
+    marker_file.unlink()
+    part = root / "events" / "variant=baseline" / "part-00002.parquet"
+    good = part.read_bytes()
+    part.write_bytes(good[:100] + bytes([good[100] ^ 1]) + good[101:])  # same size
+    with pytest.raises(RunError, match="events part is corrupt"):
+        commit_chunk(root, marker)
+    assert not marker_file.exists()
+    part.write_bytes(good)
+    commit_chunk(root, marker)
+    assert json.loads(marker_file.read_text()) == marker
+    assert_same(url, frames)

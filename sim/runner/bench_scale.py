@@ -7,9 +7,9 @@ parallel efficiency against the one-worker sweep. Then what one chunk costs
 besides its matches, timed on a chunk played here: writing its parts to disk, its
 encoding to Parquet, its upload (the worker's PUTs), and the parent's bookkeeping on
 an object store (reading every part back, hashing it, writing the marker), the
-marker alone among it. From those, a projection for `machines` × `cores`: the
-workers' rate, the parent's ceiling (a chunk's bookkeeping is serial in the parent)
-and which of the two bounds the sweep.
+marker alone among it, and the same per chunk when the parent checks many at once as
+a sweep does. From those, a projection for `machines` × `cores`: the workers' rate,
+the parent's ceiling and which of the two bounds the sweep.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from sim.outputs.store import (
 from sim.outputs.summaries import summaries
 from sim.runner.bench import _SWEEP_EXPERIMENT
 from sim.runner.chunk import play_chunk, settings_for
+from sim.runner.dispatch import _Commits
 from sim.runner.experiments import load_experiment
 from sim.runner.pool import SWEEP_MODULES, LocalPool
 from sim.runner.sweep import run_sweep
@@ -48,30 +49,44 @@ _EXPERIMENT = _SWEEP_EXPERIMENT
 
 @contextlib.contextmanager
 def s3_store(url: str | None):
-    """The S3 prefix to sweep into: `url`, or a bucket on a moto server started on a
-    free port of 127.0.0.1 for the length of the block (its AWS variables set for this
-    process and the workers it starts)."""
+    """The S3 prefix to sweep into: `url`, or a bucket on a moto server run for the
+    length of the block on 127.0.0.1 (its AWS variables set for this process and the
+    workers it starts). The server is a process of its own, as a store is: in this
+    process its request handling would take turns with the parent's own work."""
     if url:
         yield url.rstrip("/")
         return
-    import logging
+    import socket
+    import subprocess
+    import sys
 
-    from moto.server import ThreadedMotoServer  # the `test` extra: moto[server]
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    settings = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{server.get_host_and_port()[1]}",
+    with socket.socket() as probe:  # a free port (the server binds it a moment later)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                               str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    settings = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
                 "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}
     try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port),
+                                                                        timeout=1):
+                break
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the moto S3 server did not start (pip install "
+                                   "'moto[server]')")
+            time.sleep(0.1)
         with mock.patch.dict(os.environ, settings):
             import fsspec
 
             fsspec.filesystem("s3", skip_instance_cache=True).mkdir("bench")
             yield "s3://bench"
     finally:
-        server.stop()
+        server.terminate()
+        server.wait(10)
 
 
 def _sweep(experiment, out, jobs: int, backend: str) -> dict[str, Any]:
@@ -116,6 +131,8 @@ def chunk_costs(experiment, disk: Path, url: str, run_id_disk: str, run_id_s3: s
                                        for t in WRITTEN], rounds),
         "upload_s": _median_s(lambda: store.fs.pipe(keys), rounds),  # type: ignore
         "parent_bookkeeping_s": _median_s(lambda: commit_chunk(store, marker), rounds),
+        # per chunk when the parent checks _Commits.THREADS chunks at once, as it does
+        "parent_bookkeeping_concurrent_s": _concurrent_commit_s(store, spec, marker),
         "marker_s": _median_s(lambda: _atomic_write(
             store, marker_path(store, spec.variant, spec.chunk), text), rounds),
         "chunk_bytes": sum(len(b) for b in blobs.values()),
@@ -126,13 +143,30 @@ def chunk_costs(experiment, disk: Path, url: str, run_id_disk: str, run_id_s3: s
     }
 
 
+def _concurrent_commit_s(store: Path, spec, marker: dict[str, Any], n: int = 64) -> float:
+    """Seconds a chunk when the parent commits `n` chunks (this one, again and again)
+    as a sweep does, several at once."""
+    commits = _Commits(store)
+    t0 = time.perf_counter()
+    try:
+        for _ in range(n):
+            commits.submit(spec, marker)
+        while commits.pending:
+            for outcome in commits.done(timeout=1.0):
+                if outcome.kind != "committed":
+                    raise RuntimeError(f"a commit failed: {outcome.value}")
+    finally:
+        commits.close()
+    return (time.perf_counter() - t0) / n
+
+
 def projection(rate_one: float, efficiency: float, costs: dict[str, float],
                machines: int, cores: int, chunk: int) -> dict[str, Any]:
     """A sweep on `machines` × `cores` workers: the workers' rate (one worker's rate ×
-    workers × the measured efficiency), the parent's ceiling (a chunk's bookkeeping is
-    serial there) and the store's traffic at the rate that results."""
+    workers × the measured efficiency), the parent's ceiling (its bookkeeping a chunk,
+    checking several at once) and the store's traffic at the rate that results."""
     workers_rate = rate_one * machines * cores * efficiency
-    parent_ceiling = chunk / costs["parent_bookkeeping_s"]
+    parent_ceiling = chunk / costs["parent_bookkeeping_concurrent_s"]
     rate = min(workers_rate, parent_ceiling)
     per_match = costs["chunk_bytes"] / costs["chunk_matches"]
     return {"workers": machines * cores,
@@ -143,7 +177,7 @@ def projection(rate_one: float, efficiency: float, costs: dict[str, float],
             else "the workers",
             # the chunk size at which the parent keeps up with every worker
             "chunk_size_for_parent_to_keep_up": int(
-                workers_rate * costs["parent_bookkeeping_s"]) + 1,
+                workers_rate * costs["parent_bookkeeping_concurrent_s"]) + 1,
             "store_writes_mb_per_s": round(rate * per_match / 1e6, 1),
             "store_reads_back_mb_per_s": round(rate * per_match / 1e6, 1)}
 
@@ -166,7 +200,7 @@ def bench_scale(matches_per_variant: int = 200, chunk: int = 25, s3: str | None 
         costs = chunk_costs(experiment, root / "one", prefix, *run_ids)
     rate_one = one["matches_per_s"]
     out: dict[str, Any] = {"matches": one["played_now"], "chunk_size": chunk,
-                           "store": s3 or "moto S3 server on 127.0.0.1 (this machine)"}
+                           "store": s3 or "a moto S3 server process on 127.0.0.1 (this machine)"}
     # the sweeps' own rates: from their first chunk handed out to their last marker
     # (a Dask cluster's start is not play; the workers' engine load is in it)
     for name, result, jobs in (("local_1", one, 1), ("local_2", two, 2), ("dask_s3_2", dask, 2)):
