@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.outputs.storage import is_remote, run_path
-from sim.outputs.store import RunError, check_reachable, commit_chunk, write_chunk
+from sim.outputs.store import RunError, StorageError, check_reachable, commit_chunk, write_chunk
 from sim.rules.tables import Tables
 from sim.runner.chunk import RunSettings, error_frames, play_chunk
 from sim.runner.experiments import ChunkSpec
@@ -61,6 +61,8 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
         for spec in todo:
             try:
                 finished(run_chunk(settings, spec, tables[spec.variant]), spec)
+            except StorageError as exc:  # its line names the folder and the free space
+                raise SweepError(str(exc)) from None
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write chunk {spec.variant}/{spec.chunk}: "
                                  f"{exc}") from None
@@ -82,6 +84,11 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
                     commits.submit(spec, outcome.value)  # checked, then "committed"
                 elif outcome.kind in ("ok", "committed"):
                     finished(outcome.value, spec, commit=False)
+                elif outcome.kind != "died" and _is_storage_error(outcome.value):
+                    # a full or read-only disk: stop now; another attempt, or the error
+                    # rows written after the last one, would be played for nothing or
+                    # not fit
+                    raise SweepError(outcome.value.split(": ", 1)[1])
                 elif (message := _retry_or_give_up(outcome, queue, attempts, say)) is not None:
                     _error_rows(spec, message, settings, tables, out, finished)
             bar.tick()
@@ -122,6 +129,8 @@ def _error_rows(spec: ChunkSpec, message: str, settings: RunSettings,
         finished(write_chunk(out, spec.variant, spec.chunk,
                              error_frames(settings, spec, message), summary,
                              settings.run_id, settings.tables_out), spec)
+    except StorageError as exc:
+        raise SweepError(str(exc)) from None
     except (OSError, RunError) as exc:
         raise SweepError(f"{out}: cannot write the error rows of {_label(spec)}: "
                          f"{exc}") from None
@@ -168,6 +177,13 @@ class _Commits:
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
+
+
+def _is_storage_error(text: str) -> bool:
+    """Whether a worker's one-line error (`module.Class: message` from a local worker,
+    `Class: message` from Dask) is a StorageError."""
+    kind, sep, _ = text.partition(": ")
+    return bool(sep) and kind.rpartition(".")[2] == StorageError.__name__
 
 
 class DaskExecutor:
