@@ -201,12 +201,15 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
 # the readers see an empty table, and these lines say what that empties
 TABLE_COSTS = {
     "seats": "seat fairness, the gold share and its paired test, the score "
-             "decomposition, capital-fall cascades, what each strategy is worth and the "
-             "anomalies read per seat (blowouts, early eliminations)",
+             "decomposition, capital-fall cascades, what each strategy is worth, how "
+             "the game plays and the anomalies read per seat (blowouts, early "
+             "eliminations)",
     "events": "content usage (unless the usage table was written), capital-fall cascades, "
-              "the paired tests of event counts and the anomalies read from events",
-    "turns": "near misses, the gold trajectory and stalls, unless the dominance_runs, "
-             "gold_turns and quiet tables were written",
+              "the paired tests of event counts, the mechanisms behind a moved victory "
+              "mix and the anomalies read from events",
+    "turns": "how the game plays (its quality metrics), and near misses, the gold "
+             "trajectory and stalls unless the dominance_runs, gold_turns and quiet "
+             "tables were written",
     "usage": "nothing while events is written (content usage is then read from it, more "
              "slowly)",
     "quiet": "nothing while turns and events are written (stalls are then read from them)",
@@ -260,4 +263,4 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
 
 
 __all__ = ["Run", "RunFolderError", "RunScan", "empty_table", "event_rows", "load_run",
-           "missing_table_notes", "read_table", "scan_run", "scan_table"]
+           "missing_table_notes", "missing_tables", "read_table", "scan_run", "scan_table"]
