@@ -126,7 +126,8 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 
 
 @bench_app.command("report")
-def bench_report(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+def bench_report(run_dir: Annotated[str, typer.Argument(help="Run folder of a sweep, or "
+                                                        "its URL.")],
                  as_json: Annotated[bool, typer.Option("--json")] = False,
                  out: Annotated[Path | None, typer.Option(
                      help="Keep the report here (default: a temporary file).")] = None) -> None:
