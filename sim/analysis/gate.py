@@ -351,7 +351,7 @@ def regression_gate(run_dir: Path | str, against: Path | str,
     [gate]. Raises RunError when `against` is incomplete or damaged, GateError when
     the runs share no variant."""
     require_complete(against)
-    prov, before = read_provenance(Path(run_dir)), read_provenance(Path(against))
+    prov, before = read_provenance(run_dir), read_provenance(against)
     settings = report_settings(prov).gate
     margins = {} if margin is not None else settings.margins
     margin = settings.margin if margin is None else margin

@@ -12,10 +12,12 @@ from typing import Annotated
 import typer
 
 from sim.cli.common import app, fail, print_frame, require_run, signal_name
+from sim.outputs.storage import absolute, run_path
 
 
 @app.command("plan")
-def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot sweep.")],
+def plan_cmd(run_dir: Annotated[str, typer.Argument(help="Run folder (or URL) of a pilot "
+                                                       "sweep.")],
              detect: Annotated[float, typer.Option(help="Difference in a victory share to "
                                                    "detect, e.g. 0.02 (2 points).")] = 0.02,
              power: Annotated[float, typer.Option(help="Power of each test.")] = 0.8,
@@ -41,7 +43,7 @@ def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot
     if family is not None and family < 1:
         fail("--family must be at least 1")
     try:
-        plan = plan_run(run_dir, baseline, detect, alpha, power, family)
+        plan = plan_run(run_path(run_dir), baseline, detect, alpha, power, family)
     except (RunError, RunFolderError, PlanError) as exc:
         fail(str(exc))
     print_frame(plan.table, 80)
@@ -59,7 +61,8 @@ def plan_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a pilot
 
 
 @app.command("check-run")
-def check_run_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+def check_run_cmd(run_dir: Annotated[str, typer.Argument(
+                      help="Run folder of a sweep, or its URL (s3://bucket/prefix/run).")],
                   ) -> None:
     """Verify a run folder: every planned chunk written, every part the row count and
     checksum its done marker records. Exit 2 with one line per problem otherwise."""
@@ -76,14 +79,43 @@ def check_run_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a 
                f"{check.errors} failed")
 
 
+@app.command("compact")
+def compact_cmd(run_dir: Annotated[str, typer.Argument(
+                    help="Run folder of a finished sweep, or its URL.")],
+                target_mb: Annotated[float, typer.Option(
+                    help="Size to aim at for each compacted file, in MiB.")] = 128.0,
+                ) -> None:
+    """Rewrite a finished run's chunk parts as a few large files per table and variant,
+    with new checksums in its done record; a killed compaction leaves the run valid
+    (old or new), a second one does nothing. Refused while a sweep holds the run's
+    lock or when the run is incomplete or damaged (exit 2)."""
+    from sim.outputs.compact import compact_run  # lazy: 0.20 s (polars)
+    from sim.outputs.store import RunError
+
+    if not target_mb > 0:
+        fail("--target-mb must be > 0")
+    try:
+        done = compact_run(run_path(run_dir), int(target_mb * 2**20))
+    except RunError as exc:
+        fail(str(exc))
+    if done.files:
+        typer.echo(f"{run_dir}: compacted {done.chunks} chunks into {done.files} files "
+                   f"(generation {done.generation}; {done.bytes_before / 1e6:.1f} MB -> "
+                   f"{done.bytes_after / 1e6:.1f} MB), {done.removed} old files removed")
+    else:
+        typer.echo(f"{run_dir}: already compact ({done.chunks} chunks, generation "
+                   f"{done.generation}); {done.removed} leftover files removed")
+
+
 @app.command("report")
-def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+def report_cmd(run_dir: Annotated[str, typer.Argument(
+                   help="Run folder of a sweep, or its URL (s3://bucket/prefix/run).")],
                baseline: Annotated[str | None, typer.Option(help="Variant to compare "
                                                             "against (default: the "
                                                             "experiment's).")] = None,
                out: Annotated[Path | None, typer.Option(help="HTML file (default: "
                                                         "reports/<run name>.html).")] = None,
-               against: Annotated[Path | None, typer.Option(
+               against: Annotated[str | None, typer.Option(
                    help="An earlier run folder: the regression gate (each victory share "
                         "within ±margin of that run's); exit 3 when any share fails.")]
                = None,
@@ -104,7 +136,7 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                jobs: Annotated[int | None, typer.Option(
                    help="Workers for the matches the gate adds (default: every core).")]
                = None,
-               history: Annotated[Path | None, typer.Option(
+               history: Annotated[str | None, typer.Option(
                    help="A Parquet history index: add this run's victory mix to it and "
                         "chart the baseline's mix run by run.")] = None,
                ) -> None:
@@ -121,7 +153,8 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
         os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     from sim.analysis.gate import EXIT, overall  # lazy: 0.28 s (polars)
     from sim.analysis.history import history_with_run, write_history  # lazy: 0.18 s (polars)
-    from sim.analysis.load import missing_summaries  # lazy: 0.23 s (polars)
+    from sim.analysis.load import missing_summaries, missing_table_notes  # lazy: 0.23 s
+    from sim.outputs.store import read_provenance
     from sim.report.html import write_report  # lazy: 0.38 s (polars, pyarrow)
     from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
 
@@ -129,19 +162,25 @@ def report_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
                         (against_sim, "--against-sim")):
         if given is not None and against is None:
             fail(f"{name} is the regression gate's: it needs --against BASELINE_RUN")
+    run_dir = run_path(run_dir)
+    against = run_path(against) if against is not None else None
     require_run(run_dir)
-    if missing := missing_summaries(run_dir):
+    chosen = read_provenance(run_dir).get("tables_out")
+    for note in missing_table_notes({"tables_out": chosen}):
+        typer.echo(f"{run_dir}: {note}", err=True)
+    if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
         named = missing[0] if len(missing) == 1 else \
             f"{', '.join(missing[:-1])} or {missing[-1]}"
         typer.echo(f"{run_dir}: has no {named} tables (swept before they "
                    "existed): the report reads the events and turns instead, which takes "
                    "longer; sweeping it again into a new folder writes them", err=True)
-    out = out or REPO_ROOT / "reports" / f"{run_dir.absolute().name}.html"
+    out = out or REPO_ROOT / "reports" / f"{absolute(run_dir).name}.html"
     table, notes = _gate(run_dir, against, margin, budget, against_sim, jobs) \
         if against is not None else (None, [])
     trend = history_with_run(history, run_dir) if history is not None else None
     try:
-        path = write_report(run_dir, out, baseline, table, against, trend, notes)
+        # the report names the run by its text (a path or a URL)
+        path = write_report(str(run_dir), out, baseline, table, against, trend, notes)
     except ValueError as exc:
         fail(str(exc))
     if history is not None:  # after the report: a report that failed adds no night
@@ -269,7 +308,7 @@ def extend_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder of a swe
 
 
 @app.command("replay-command")
-def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+def replay_command_cmd(run_dir: Annotated[str, typer.Argument(help="Run folder or URL.")],
                        match_id: Annotated[str, typer.Argument(help="variant:index")]) -> None:
     """Print the one command that replays a match of a sweep; warns (exit 1) when the
     tables changed since the run, since the command would then play another match."""
@@ -277,7 +316,7 @@ def replay_command_cmd(run_dir: Annotated[Path, typer.Argument(help="Run folder.
     from sim.outputs.store import RunError, find_match  # lazy: 0.20 s (polars)
 
     try:
-        found = find_match(run_dir, match_id)
+        found = find_match(run_path(run_dir), match_id)
     except RunError as exc:
         fail(str(exc))
     typer.echo(found.row["replay"])

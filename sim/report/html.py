@@ -22,7 +22,14 @@ from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import Run, RunScan, event_rows, scan_run
+from sim.analysis.load import (
+    Run,
+    RunScan,
+    event_rows,
+    missing_table_notes,
+    missing_tables,
+    scan_run,
+)
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 from sim.report.svg_renderer import SvgRenderer
@@ -508,6 +515,8 @@ def _game_quality_section(page: _Page) -> None:
     (_what_moved: associations, and the page says so)."""
     from sim.analysis import quality
 
+    if {"turns", "seats"} & set(missing_tables(page.prov)):
+        return  # a run without them (tables_out): the page's head says what that costs
     run, baseline = page.run, page.baseline
     table = quality.quality_table(run.turns, run.matches, run.seats, page.variants)
     if table.height == 0:
@@ -559,7 +568,7 @@ def _what_moved(page: _Page) -> None:
 
     run, baseline = page.run, page.baseline
     moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
-    if moved and page.tables.tests is not None:
+    if moved and page.tables.tests is not None and "events" not in missing_tables(page.prov):
         counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
                                              run.root)
         changes = mechanisms.mechanism_changes(counts, baseline)
@@ -742,6 +751,7 @@ def _page_html(page: _Page, body: str) -> str:
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
             + failure_line(page.tables.errors, page.run_dir) + dropped_line(page.run.matches)
+            + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in missing_table_notes(prov))
             + body + "</body></html>")
 
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.outputs.storage import absolute, run_path
 from sim.outputs.store import atomic_write_text
 from sim.runner.experiments import Experiment, ExperimentSpec, Variant
 from sim.runner.pool import LocalPool, shared_pool
@@ -87,7 +88,7 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
     Raises what run_sweep raises. A look whose sweep left matches missing stops the
     sequence there (the summary says which): a target is never judged on holes."""
     spec = experiment.spec
-    out = Path(out).absolute()
+    out = absolute(run_path(out))
     chunk_size = chunk_size or spec.chunk_size
     say = say or (lambda line: None)
     looks = experiment.looks()
