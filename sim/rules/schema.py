@@ -405,14 +405,32 @@ class AIScoreT(_Model):
 
 
 class AILookaheadT(_Model):
-    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D8, issue 16). Shared by
-    every personality (a seat's skill is not a personality's), so not in AI_PARTS.
-    Its timings are % of the match's turns (D6)."""
+    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Shared by every
+    personality (a seat's skill is not a personality's), so not in AI_PARTS. Its
+    timings are % of the match's turns (D6). Its budget: `candidates` orders, each
+    played out once for `horizon_pct` % of the turns, every `every_pct` %."""
 
     every_pct: Annotated[int, Field(ge=1, le=100)]
     horizon_pct: Pct
     start_pct: Pct
     keep_margin: AIValue
+    candidates: Annotated[int, Field(ge=1, le=64)]
+    targets: Annotated[int, Field(ge=0, le=16)]
+    win_value: AIValue
+
+
+class AISearchT(_Model):
+    """sim/kernels/search.py: a skill-2 seat's search (D11), shared like the lookahead.
+    Its budget: `rollouts` sampled play-outs of `horizon_pct` % of the turns per
+    decision, a decision every `every_pct` % of the match's turns (D6)."""
+
+    every_pct: Annotated[int, Field(ge=1, le=100)]
+    horizon_pct: Pct
+    start_pct: Pct
+    keep_margin: AIValue
+    rollouts: Annotated[int, Field(ge=1, le=10_000)]
+    targets: Annotated[int, Field(ge=0, le=16)]
+    win_value: AIValue
 
 
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
@@ -448,6 +466,7 @@ AIT = create_model(
     __doc__="The shared AI values and the personalities that override them (D8).",
     **{part: (model, ...) for part, model in AI_PARTS.items()},
     lookahead=(AILookaheadT, ...),
+    search=(AISearchT, ...),
     personalities=(Annotated[dict[str, Personality], Field(min_length=1)], ...))
 
 
