@@ -139,11 +139,11 @@ def test_d11_a_decision_changes_only_orders_one_draw_and_its_budget(tables, skil
                           (SKILL_SEARCH, "ai.search.rollouts")])
 def test_every_decision_spends_the_tables_budget(tables, skill, budget_key):
     """Over a whole match each decision of the seat plays exactly its budget's playouts,
-    at the table's decision points (every_pct % of the turns)."""
+    at the table's decision points (every every_pct % of the turns, up to stop_pct %)."""
     budget = 3
     part = "lookahead" if skill == SKILL_LOOKAHEAD else "search"
     small = tables.with_overrides({**SMALL_SEARCH, budget_key: budget,
-                                   f"ai.{part}.every_pct": 10})
+                                   f"ai.{part}.every_pct": 10, f"ai.{part}.stop_pct": 60})
     grown = []
     prev = 0
     for step in iter_turns(small, 9, 0, length=LENGTH, seat_ai=[{}, {"skill": skill}]):
@@ -151,9 +151,12 @@ def test_every_decision_spends_the_tables_budget(tables, skill, budget_key):
         grown.append(now - prev)
         prev = now
     assert set(grown) <= {0, budget}
-    every = max(int(step.state.last_turn[0]) * 10 // 100, 1)
+    last = int(step.state.last_turn[0])
+    every = max(last * 10 // 100, 1)
     decided = [t for t, g in enumerate(grown) if g]
-    assert decided and all((t - 1) % every == 0 for t in decided)
+    assert decided and all((t - 1) % every == 0 and t <= last * 60 // 100 for t in decided)
+    if step.state.seat_alive[1]:  # a seat out of the match decides nothing
+        assert len(decided) == len(range(1, min(len(grown) - 1, last * 60 // 100) + 1, every))
 
 
 @pytest.mark.nojit

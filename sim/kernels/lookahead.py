@@ -8,7 +8,8 @@ on; sim.kernels.ai.turn.ordered_target). `order_options` lists the orders a seat
 can give: every personality × the war orders (the AI's own target, none, and the
 `targets` rival cities nearest the seat's cities), its current orders first.
 
-Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` %), at
+Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` % to
+`stop_pct` %), at
 the opening of its turn (its flow has run), a skill-1 seat plays `candidates`
 orders out on a copy of the state for `horizon_pct` % of the match's turns (whole
 turns, D6): its current orders and candidates - 1 others drawn from their
@@ -82,18 +83,18 @@ def match_turns(st: State, pct: np.int64) -> np.int64:
 
 
 @njit(inline='always')  # a thin level: see sim.jit
-def decision_due(st: State, start_pct: np.int64, every_pct: np.int64,
+def decision_due(st: State, start_pct: np.int64, stop_pct: np.int64, every_pct: np.int64,
                  horizon_pct: np.int64) -> bool:
     """Whether a seat deciding by these timings (% of the match's turns) decides this
-    turn: a horizon of at least one turn, at or after start_pct % of the match's
-    turns (turn 1 at the earliest), then every every_pct % of them (at least every
+    turn: a horizon of at least one turn, from start_pct % of the match's turns (turn
+    1 at the earliest) to stop_pct %, every every_pct % of them (at least every
     turn)."""
     if match_turns(st, horizon_pct) <= 0:
         return False
     start = max(match_turns(st, start_pct), np.int64(1))
     every = max(match_turns(st, every_pct), np.int64(1))
     t = st.turn[0]
-    return t >= start and (t - start) % every == 0
+    return start <= t <= match_turns(st, stop_pct) and (t - start) % every == 0
 
 
 @njit

@@ -1,7 +1,7 @@
 """Skill 2 (D11): a search player, and the one place a seat's skill picks how it decides.
 
 At a decision (every `[ai.search] every_pct` % of the match's turns from `start_pct`
-%, at the opening of its turn) a skill-2 seat scores every order it may give
+% to `stop_pct` %, at the opening of its turn) a skill-2 seat scores every order it may give
 (sim.kernels.lookahead.order_options: each personality × each war order) by sampled
 rollouts: a copy of the whole match state played out for `horizon_pct` % of its
 turns with the skill-0 AI for every seat (sim.kernels.lookahead.play_out), its dice
@@ -125,10 +125,11 @@ def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, se
     whose search is due, sets its orders (State.seat_plan, seat_target); every other
     seat plays on as it is (D11: the levels differ only in how they pick orders)."""
     skill = st.seat_skill[seat]
-    if skill == SKILL_SEARCH and decision_due(st, tb.search_start_pct, tb.search_every_pct,
-                                              tb.search_horizon_pct):
+    if skill == SKILL_SEARCH and decision_due(st, tb.search_start_pct, tb.search_stop_pct,
+                                              tb.search_every_pct, tb.search_horizon_pct):
         plan, target = search_orders(st, tb, board, path, seat, scratch)
     elif skill == SKILL_LOOKAHEAD and decision_due(st, tb.lookahead_start_pct,
+                                                   tb.lookahead_stop_pct,
                                                    tb.lookahead_every_pct,
                                                    tb.lookahead_horizon_pct):
         plan, target = lookahead_orders(st, tb, board, path, seat, scratch)

@@ -404,33 +404,34 @@ class AIScoreT(_Model):
     lead_scale: AIScale
 
 
-class AILookaheadT(_Model):
-    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Shared by every
-    personality (a seat's skill is not a personality's), so not in AI_PARTS. Its
-    timings are % of the match's turns (D6). Its budget: `candidates` orders, each
-    played out once for `horizon_pct` % of the turns, every `every_pct` %."""
+class _AIDecisionT(_Model):
+    """When a skill-1 or skill-2 seat decides its orders and how it values them (D11).
+    Shared by every personality (a seat's skill is not a personality's), so not in
+    AI_PARTS; timings are % of the match's turns (D6)."""
 
     every_pct: Annotated[int, Field(ge=1, le=100)]
     horizon_pct: Pct
     start_pct: Pct
+    stop_pct: Pct
     keep_margin: AIValue
+    targets: Annotated[int, Field(ge=0, le=16)]
+    win_value: AIValue
+
+
+class AILookaheadT(_AIDecisionT):
+    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Its budget:
+    `candidates` orders, each played out once for `horizon_pct` % of the turns, every
+    `every_pct` %."""
+
     candidates: Annotated[int, Field(ge=1, le=64)]
-    targets: Annotated[int, Field(ge=0, le=16)]
-    win_value: AIValue
 
 
-class AISearchT(_Model):
-    """sim/kernels/search.py: a skill-2 seat's search (D11), shared like the lookahead.
-    Its budget: `rollouts` sampled play-outs of `horizon_pct` % of the turns per
-    decision, a decision every `every_pct` % of the match's turns (D6)."""
+class AISearchT(_AIDecisionT):
+    """sim/kernels/search.py: a skill-2 seat's search (D11). Its budget: `rollouts`
+    sampled play-outs of `horizon_pct` % of the turns per decision, a decision every
+    `every_pct` % of the match's turns."""
 
-    every_pct: Annotated[int, Field(ge=1, le=100)]
-    horizon_pct: Pct
-    start_pct: Pct
-    keep_margin: AIValue
     rollouts: Annotated[int, Field(ge=1, le=10_000)]
-    targets: Annotated[int, Field(ge=0, le=16)]
-    win_value: AIValue
 
 
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
