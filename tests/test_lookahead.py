@@ -77,12 +77,14 @@ def test_horizon_zero_plays_exactly_as_skill0(tables, key):
 def test_the_lookahead_changes_the_orders_and_so_the_match(tables):
     """Over a few matches the lookahead adopts orders other than the seat's own
     personality and war target at some point, and the match differs from the greedy one."""
+    loose = tables.with_overrides({"ai.lookahead.keep_margin": 0,
+                                   "ai.lookahead.horizon_pct": 10})
     changed = 0
     differs = 0
     for match in range(3):
-        greedy, _b, _l = play_match(tables, 8, match, length=LENGTH)
+        greedy, _b, _l = play_match(loose, 8, match, length=LENGTH)
         orders = set()
-        for step in iter_turns(tables, 8, match, length=LENGTH, seat_ai=SKILL1):
+        for step in iter_turns(loose, 8, match, length=LENGTH, seat_ai=SKILL1):
             orders.add((int(step.state.seat_plan[0]), int(step.state.seat_target[0])))
         own = (int(step.state.seat_personality[0]), ORDER_OWN_TARGET)
         changed += bool(orders - {(-1, ORDER_OWN_TARGET), own})
@@ -281,8 +283,9 @@ seat_ai = [{{ skill = 2 }}, {{ skill = 1 }}, {{}}, {{}}]
         "balanced", "conqueror", "scholar"]
     tables = load_tables(FIXTURE_TABLES).with_overrides(
         {"ai.search.rollouts": 6, "ai.search.horizon_pct": 5})
+    # match 2: the personalities rotated by 2 (sim.runner.experiments)
     alone, _b, _l = play_match(tables, 31, 2, length="short",
-                               personalities=["balanced", "conqueror", "scholar", "merchant"],
+                               personalities=["scholar", "merchant", "balanced", "conqueror"],
                                seat_ai=[{"skill": 2}, {"skill": 1}])
     row = seats.filter((seats["match_index"] == 2) & (seats["seat"] == 0)).to_dicts()[0]
     from sim.kernels.rules.standings import scores
