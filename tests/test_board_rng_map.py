@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
 
 from sim.engine.check import check_invariants
 from sim.engine.match import new_match
 from sim.kernels.rules.standings import regions
 from sim.world.board import DIRECTIONS, disc_size, hex_distance, make_board
-from sim.world.rng import Purpose, below, new_state, next_u64, stream_seed, weighted
+from sim.world.rng import (
+    Purpose,
+    below,
+    draw_key,
+    keyed_below,
+    keyed_weighted,
+    new_state,
+    next_u64,
+    stream_seed,
+    weighted,
+)
+from tests.reference import engine as ref
 
 
 @pytest.mark.parametrize("radius", [1, 2, 5, 9])
@@ -72,6 +85,38 @@ def test_below_and_weighted_are_in_range_and_unbiased_enough():
     assert np.all(np.abs(np.bincount(draws) - 1000) < 150)
     w = np.array([0, 3, 1], dtype=np.int64)
     picks = np.array([weighted(state, w) for _ in range(4000)])
+    assert not np.any(picks == 0)
+    assert 2700 < (picks == 1).sum() < 3300
+
+
+@settings(deadline=None, max_examples=200)
+@given(st_.integers(0, (1 << 64) - 1), st_.integers(0, 5000), st_.integers(0, 10),
+       st_.integers(-1, 3000), st_.integers(1, (1 << 63) - 1))
+def test_keyed_draws_equal_the_plain_reference(stream, turn, purpose, subject, n):
+    """draw_key and keyed_below (issue 44) against tests.reference's integer versions,
+    over every key and any range up to 2^63: floor(top 32 bits × n / 2^32), in [0, n)."""
+    key = draw_key(np.uint64(stream), np.int64(turn), np.int64(purpose), np.int64(subject))
+    assert int(key) == ref.draw_key(stream, turn, purpose, subject)
+    got = int(keyed_below(np.uint64(key), np.int64(n)))
+    assert got == ref.keyed_below(int(key), n)
+    assert 0 <= got < n
+
+
+def test_keyed_draws_are_uniform_and_each_key_its_own():
+    """Over many subjects a keyed draw is uniform; changing any part of the key gives
+    another draw; the weighted draw follows its weights."""
+    def key(stream: int, turn: int, purpose: int, subject: int) -> np.uint64:
+        # numba hands a uint64 back as a Python int; give it back as a uint64
+        return np.uint64(draw_key(np.uint64(stream), np.int64(turn), np.int64(purpose),
+                                  np.int64(subject)))
+
+    draws = np.array([keyed_below(key(9, 4, 1, c), np.int64(6)) for c in range(6000)])
+    assert np.all(np.abs(np.bincount(draws, minlength=6) - 1000) < 150)
+    keys = {int(key(s, t, p, c))
+            for s in range(3) for t in range(3) for p in range(3) for c in range(-1, 2)}
+    assert len(keys) == 81
+    w = np.array([0, 3, 1], dtype=np.int64)
+    picks = np.array([keyed_weighted(key(1, 2, 3, c), w) for c in range(4000)])
     assert not np.any(picks == 0)
     assert 2700 < (picks == 1).sum() < 3300
 

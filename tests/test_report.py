@@ -72,7 +72,8 @@ def test_report_has_every_section_and_the_provenance(report_file, run_dir):
     import json
 
     text = report_file.read_text()
-    for title in ("Summary per variant", "Changed vs baseline", "Victory types", "End turns",
+    for title in ("Summary per variant", "Changed vs baseline", "Victory types",
+                  "How the game plays", "End turns",
                   "Gold term", "Capital-fall cascades", "Seats and personalities",
                   "Content usage", "Near misses", "Provenance"):
         assert f"<h2>{title}</h2>" in text, title
@@ -404,7 +405,8 @@ def test_every_chart_of_a_report_is_valid_vega_lite(run_dir, monkeypatch):
     monkeypatch.setattr(SvgRenderer, "submit", validate)
     monkeypatch.setattr(SvgRenderer, "results", lambda self: ["<svg/>"] * len(checked))
     html.build_report(run_dir)
-    assert len(checked) == 10  # this run has no dose-response curve and no history
+    # this run has no dose-response curve and no history; 3 charts of how the game plays
+    assert len(checked) == 13
     freq = pl.DataFrame({"variant": ["a"], "victory": ["science"], "wins": [1],
                          "matches": [2], "share": [0.5], "lo": [0.1], "hi": [0.9]})
     broken = charts.victory_mix(freq)

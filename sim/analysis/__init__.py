@@ -4,8 +4,10 @@
 or empty one), `stats` wraps the statsmodels and scipy routines the metrics use
 (and decides their edges), and the metrics live by subject: `victory`,
 `paired`, `gold`, `cascades`, `seats`, `errors`, `content` (shared helpers in `_frames`),
-all re-exported by `metrics`. `charts` draws them. This layer reads Parquet
-outputs only: it never imports the engine (tests/test_architecture.py).
+all re-exported by `metrics`. `charts` draws them. How the game plays
+(decisive turn, lead changes, comebacks, from the per-turn scores) is `quality`, and
+the mechanisms that moved with a variant are `mechanisms` (docs/quality.md). This
+layer reads Parquet outputs only: it never imports the engine (tests/test_architecture.py).
 
 Definitions (each function's docstring says more):
 

@@ -338,3 +338,25 @@ def skill_sides(effects: pl.DataFrame) -> alt.Chart:
     return layered.properties(width=WIDTH, height=alt.Step(14)).facet(
         row=alt.Row("change:N", title=None)).properties(
         title="Effects at skill 0 and skill 1")
+
+
+def quality_distribution(frame: pl.DataFrame, title: str, axis: str) -> alt.FacetChart:
+    """Small multiples, one panel per variant: the share of its matches in each bin of
+    a game-quality metric (sim.analysis.quality.distribution)."""
+    panels = frame.get_column("variant").n_unique()
+    return alt.Chart(_data(frame)).mark_bar().encode(
+        x=alt.X("bin:O", title=axis), y=alt.Y("share:Q", title="matches",
+                                             axis=alt.Axis(format="%")),
+        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("bin:O"), alt.Tooltip("matches:Q"),
+                 alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=WIDTH // min(max(panels, 1), 3) - 30, height=110).facet(
+        facet=alt.Facet("variant:N", title=None), columns=3).properties(title=title)
+
+
+def comeback_rate(summary: pl.DataFrame) -> alt.Chart:
+    """The share of matches won by a seat that was behind at half time, per variant,
+    with Wilson intervals (sim.analysis.quality.quality_summary's comeback rows)."""
+    rows = summary.filter(pl.col("metric") == "comeback").with_columns(
+        pl.lit("comeback").alias("kind"))
+    return interval_points(rows, "mean", "kind", "Comebacks: the winner was behind at "
+                           "half time (95% Wilson intervals)")

@@ -187,7 +187,18 @@ def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.D
     single pair, lo, hi and p_value are null. The baseline itself is excluded.
     """
     _check_baseline(matches, baseline)
-    obs = metric_observations(matches, seats, events)
+    return observation_tests(metric_observations(matches, seats, events), baseline,
+                             confidence, order=PAIRED_METRICS)
+
+
+def observation_tests(obs: pl.DataFrame, baseline: str, confidence: float = 0.95,
+                      order: tuple[str, ...] = ()) -> pl.DataFrame:
+    """The paired tests of paired_metric_tests on any observations in its long format
+    (variant, match_index, metric, value: one row per match, or several per match,
+    e.g. one per seat): each variant's metric against the baseline's on the match
+    indices both have (stats.clustered_difference). Columns as paired_metric_tests';
+    rows sorted by variant, then metric in `order` (others after, alphabetically).
+    sim.analysis.quality and sim.analysis.mechanisms test their metrics with it."""
     rows = []
     for (variant, metric), part in obs.group_by(["variant", "metric"]):
         if variant == baseline:
@@ -213,7 +224,7 @@ def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.D
                      "difference": diff, "lo": nan_to_null(lo), "hi": nan_to_null(hi),
                      "p_value": nan_to_null(p), "min_p_value": 0.0, "n_pairs": n_pairs})
     out = pl.DataFrame(rows, schema=_TESTS_SCHEMA, orient="row")
-    return sort_keys(out, ["variant", "metric"], {"metric": PAIRED_METRICS})
+    return sort_keys(out, ["variant", "metric"], {"metric": order})
 
 
 def significance(tests: pl.DataFrame, method: str = "holm", alpha: float = 0.05) -> pl.DataFrame:
@@ -254,4 +265,5 @@ def significance(tests: pl.DataFrame, method: str = "holm", alpha: float = 0.05)
 
 
 __all__ = ["EVENT_KINDS", "PAIRED_METRICS", "ResolutionWarning", "metric_observations",
-           "paired_metric_tests", "paired_victory_tests", "significance", "victory_mix_tests"]
+           "observation_tests", "paired_metric_tests", "paired_victory_tests", "significance",
+           "victory_mix_tests"]

@@ -38,38 +38,62 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
               retry_errors: Annotated[bool, typer.Option(
                   "--retry-errors", help="Play again the chunks of matches that failed "
                   "before (error rows).")] = False,
+              yes: Annotated[bool, typer.Option(
+                  "--yes", help="Play a sweep over its limit of matches or variants.")]
+              = False,
+              limit_matches: Annotated[int | None, typer.Option(
+                  help="Most matches (variants x matches) played without --yes (default: "
+                  "the experiment's [limit] matches, 100,000).")] = None,
+              limit_variants: Annotated[int | None, typer.Option(
+                  help="Most variants played without --yes (default: the experiment's "
+                  "[limit] variants, 500).")] = None,
+              dry_run: Annotated[bool, typer.Option(
+                  "--dry-run", help="Check the experiment and say what the sweep would "
+                  "play and about how long; play nothing.")] = False,
               ) -> None:
     """Run an experiment's matches in parallel into Parquet tables; resumes a folder.
 
     Exit status: 0 every planned match written; 1 some matches failed or are
-    missing; 2 bad input or a folder that cannot be used; 130/143 interrupted by
-    SIGINT/SIGTERM (finished chunks are kept: run the same command to resume)."""
+    missing; 2 bad input, a folder that cannot be used (full, read-only) or a sweep
+    over its limit without --yes; 130/143 interrupted by SIGINT/SIGTERM (finished
+    chunks are kept: run the same command to resume)."""
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
     check_run_options(backend, jobs, scheduler, ("local", "loky", "dask"))
     if chunk_size is not None and chunk_size < 1:
         fail("--chunk-size must be >= 1")
+    if any(n is not None and n < 1 for n in (limit_matches, limit_variants)):
+        fail("--limit-matches and --limit-variants must be >= 1")
     jobs = jobs or os.cpu_count() or 1
     # the workers start now: their start (an interpreter, the engine's imports) runs
     # while this process imports, loads the experiment and checks the run folder
-    with shared_pool(jobs, backend, scheduler) as pool:
-        experiment, out, command = _open(file, out, chunk_size)
+    with shared_pool(1 if dry_run else jobs, backend, scheduler) as pool:
+        limit = None if yes else (limit_matches, limit_variants)
+        experiment, out, command = _open(file, out, chunk_size, limit, jobs)
         spec = experiment.spec
         size = f"{spec.matches} matches" if not spec.sequential else \
             f"{spec.matches} to {spec.max_matches} matches (until {_target_text(spec)})"
         typer.echo(f"sweep {spec.name}: {len(experiment.variants)} variants x {size} -> "
                    f"{out} ({jobs} workers, {backend})")
+        if dry_run:
+            _print_dry_run(file, experiment, chunk_size, jobs)
+            return
         _sweep(experiment, out, command, jobs, backend, scheduler, chunk_size, quiet,
                replace_stale, retry_errors, pool)
 
 
-def _open(file: Path, out: Path | None, chunk_size: int | None):
+def _open(file: Path, out: Path | None, chunk_size: int | None,
+          limit: tuple[int | None, int | None] | None, jobs: int):
     """The experiment of FILE, its run folder (absolute) and the command that resumes
-    it; exit 2 when the file or --chunk-size cannot be played."""
+    it; exit 2 when the file or --chunk-size cannot be played, or when the sweep is over
+    `limit` ((matches, variants), each None for the file's [limit]; None: --yes)."""
     from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
-    from sim.runner.experiments import ExperimentError, load_experiment  # lazy: 0.24 s
+    from sim.runner.experiments import ExperimentError, expand, parse_experiment  # 0.24 s
 
     try:
-        experiment = load_experiment(file)
+        spec, text, lines = parse_experiment(file)
+        if limit is not None:  # before the grids expand: each variant's tables validate
+            _refuse_over_limit(file, spec, lines, limit, jobs)
+        experiment = expand(spec, file, text, lines)
     except ExperimentError as exc:
         fail(str(exc))
     # absolute here, in the parent: Dask workers have working directories of their own
@@ -112,6 +136,64 @@ def _sweep(experiment, out: Path, command: str, jobs: int, backend: str,
                        f"chunks are written in {out}; to resume, run the same command "
                        f"again: {command}", err=True)
             raise typer.Exit(exc.exit_code) from None
+
+
+def _refuse_over_limit(file: Path, spec, lines: dict, limit: tuple[int | None, int | None],
+                       jobs: int) -> None:
+    """Exit 2 with one line before anything plays when the sweep of `spec` is over its
+    limit of matches or variants: how much it would play, about how long, and how to
+    allow it."""
+    from sim.rules.tomlpos import line_of
+    from sim.runner.experiments import planned_size
+
+    variants, matches = planned_size(spec)
+    most_matches = limit[0] or spec.limit.matches
+    most_variants = limit[1] or spec.limit.variants
+    if matches <= most_matches and variants <= most_variants:
+        return
+    key, flag, most, what = ("variants", "--limit-variants", most_variants, "variants") \
+        if variants > most_variants else ("matches", "--limit-matches", most_matches,
+                                          "matches")
+    line = line_of(lines, ("limit", key)) or line_of(lines, ("grids",)) or \
+        line_of(lines, ("variants",))
+    where = f"{file}:{line}" if line else str(file)
+    per = matches // variants
+    fail(f"{where}: limit.{key}: this sweep would play {variants:,} variants x {per:,} "
+         f"matches = {matches:,} matches{_estimate_text(file, spec, matches, jobs)}, over "
+         f"its limit of {most:,} {what} ([limit] {key} in the file, or {flag}); to play "
+         f"it anyway add --yes: {_with_yes(file)}")
+
+
+def _estimate_text(file: Path, spec, matches: int, jobs: int) -> str:
+    """`, about 1:23:00 on 2 workers (at about 200 matches/s per worker)`, or "" when
+    the experiment's tables do not load."""
+    from sim.runner.experiments import match_turns
+    from sim.runner.progress import _clock, sweep_estimate
+
+    turns = match_turns(spec, file)
+    if turns is None:
+        return ""
+    seconds, basis = sweep_estimate(matches, turns, jobs)
+    return f", about {_clock(seconds)} on {jobs} worker{'s' if jobs != 1 else ''} ({basis})"
+
+
+def _with_yes(file: Path) -> str:
+    """This very command with --yes."""
+    args = sys.argv[1:] if sys.argv[1:2] == ["sweep"] else ["sweep", str(file)]
+    return shlex.join(["sim", *args, "--yes"])
+
+
+def _print_dry_run(file: Path, experiment, chunk_size: int | None, jobs: int) -> None:
+    """What a sweep of `experiment` would play and about how long; nothing is played."""
+    from sim.runner.experiments import planned_size
+
+    spec = experiment.spec
+    variants, matches = planned_size(spec)
+    size = chunk_size or spec.chunk_size
+    chunks = variants * -(-(matches // variants) // size)
+    most = "at most " if spec.sequential else ""  # it may stop at an earlier look
+    typer.echo(f"dry run: would play {most}{matches:,} matches in {chunks:,} chunks"
+               f"{_estimate_text(file, spec, matches, jobs)}; nothing played")
 
 
 def _look(experiment):

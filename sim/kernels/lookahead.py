@@ -23,13 +23,13 @@ among other equals the first drawn). Skill 2 (sim.kernels.search) searches the
 same options with sampled rollouts of the same copy (`play_out`).
 
 Random numbers. Before the candidates are played, the seat draws once from its
-own AI stream (State.rng_ai[seat]); that draw picks the candidates and re-seeds
-the copy's event stream and every seat's AI stream (`seed_copy`), the same for
-every candidate. So the lookahead never peeks at the real future event cards or
-another seat's real AI draws, the candidates are compared on common random
-numbers, and outside the seat's own stream (one draw per decision), its orders
-and its playout count, the real state is untouched: the other seats' streams,
-and every skill-0 match, are exactly as without lookahead.
+own AI stream (State.rng_ai[seat], keyed by the turn and DRAW_PLAN: `decision_key`);
+that draw picks the candidates and re-seeds the copy's event stream and every
+seat's AI stream (`seed_copy`), the same for every candidate. So the lookahead
+never peeks at the real future event cards or another seat's real AI draws, the
+candidates are compared on common random numbers, and outside its orders and its
+playout count the real state is untouched: every stream key stays as it was, and
+every skill-0 match is exactly as without lookahead.
 
 The copy is a memory copy of the state's bytes into a scratch state of the same
 dtype that the caller allocated (Scratch: the scratch's (1,) holder and uint8
@@ -50,8 +50,8 @@ from sim.kernels.ai.threats import hostile_owner
 from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
-from sim.rules.codes import FAR, ORDER_NO_WAR, ORDER_OWN_TARGET, PERCENT
-from sim.world.rng import below, next_u64
+from sim.rules.codes import DRAW_PLAN, FAR, ORDER_NO_WAR, ORDER_OWN_TARGET, PERCENT
+from sim.world.rng import below, draw_key, next_u64
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -144,6 +144,13 @@ def order_options(st: State, tb: TableArrays, board: Board, seat: np.int64,
     return plans[:n], targets[:n]
 
 
+@njit(inline='always')  # with seed_copy, the one place the copies' dice are keyed
+def decision_key(st: State, seat: np.int64) -> np.uint64:
+    """The seat's one draw for a decision this turn: a keyed draw of its AI stream
+    (sim.world.rng.draw_key, purpose DRAW_PLAN), so no stream of `st` moves."""
+    return draw_key(st.rng_ai[seat], st.turn[0], np.int64(DRAW_PLAN), seat)
+
+
 @njit(inline='always')  # the one place the copies' dice are keyed (see the module doc)
 def seed_copy(cp: State, seed: np.uint64) -> None:
     """Re-seed a copy's event stream and every seat's AI stream from `seed`, in this
@@ -223,11 +230,11 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """(plan, target) the skill-1 seat keeps (module docstring): its current orders
     and candidates - 1 others drawn without replacement from their neighbours among
     order_options (the same plan or the same war order), each played out once on the
-    same dice. Draws once from the seat's AI stream; changes
-    nothing else of `st` but its playout count. path: the match's path table
+    same dice. One keyed draw (decision_key); changes nothing of `st` but
+    its playout count. path: the match's path table
     (terrain only, so the copy shares it)."""
     stream = np.empty(1, dtype=np.uint64)
-    stream[0] = next_u64(st.rng_ai[seat:seat + 1])
+    stream[0] = decision_key(st, seat)
     seed = next_u64(stream)
     plans, targets = order_options(st, tb, board, seat, tb.lookahead_targets)
     # the neighbours of the current orders: one of the two changed (a local search)

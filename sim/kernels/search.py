@@ -22,10 +22,10 @@ the other seats and the seat's later decisions are played by that policy (OpenSp
 MCTSBot with a random-rollout evaluator has the same shape, with UCT in place of
 sequential halving, which spends a fixed budget better when it is small).
 
-Random numbers: one draw from the seat's own AI stream per decision keys every
-rollout's dice (a local splitmix64 stream), so a decision is a pure function of the
-state, bit for bit on any worker or chunking, and the other seats' streams are
-untouched.
+Random numbers: one keyed draw of the seat's own AI stream per decision
+(lookahead.decision_key) keys every rollout's dice (a local splitmix64 stream), so a
+decision is a pure function of the state, bit for bit on any worker or chunking, and
+no stream of the match moves.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from sim.jit import njit
 from sim.kernels.lookahead import (
     Scratch,
     decision_due,
+    decision_key,
     lookahead_orders,
     match_turns,
     order_options,
@@ -70,10 +71,10 @@ def better(sums: np.ndarray, counts: np.ndarray, keep: np.int64, a: np.int64,
 def search_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                   seat: np.int64, scratch: Scratch) -> tuple[np.int64, np.int64]:
     """(plan, target) the skill-2 seat keeps (module docstring): sequential halving
-    over order_options with exactly `rollouts` play-outs. Draws once from the
-    seat's AI stream; changes nothing else of `st` but its playout count."""
+    over order_options with exactly `rollouts` play-outs. One keyed draw
+    (lookahead.decision_key); changes nothing of `st` but its playout count."""
     stream = np.empty(1, dtype=np.uint64)
-    stream[0] = next_u64(st.rng_ai[seat:seat + 1])
+    stream[0] = decision_key(st, seat)
     plans, targets = order_options(st, tb, board, seat, tb.search_targets)
     n = plans.shape[0]
     budget = tb.search_rollouts

@@ -67,7 +67,7 @@ def report_settings(provenance: dict[str, Any]) -> ReportSettings:
         raw = tomllib.loads(text)
         return ReportSettings.model_validate({k: raw[k] for k in ("gate", "anomalies")
                                               if k in raw})
-    except (tomllib.TOMLDecodeError, ValidationError, TypeError):
+    except (tomllib.TOMLDecodeError, ValidationError, TypeError, RecursionError):
         return ReportSettings()
 
 

@@ -18,6 +18,8 @@ resume plays such a chunk again and every reader refuses the run until it has.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -29,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
+from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR, name_problem
 from sim.outputs.schemas import SUMMARIES, TABLES, WRITTEN
 from sim.outputs.summaries import summaries
 
@@ -49,6 +51,33 @@ class RunError(Exception):
         return [f"{type(self).__name__}: {self}"]
 
 
+class StorageError(RunError):
+    """The run folder's disk is full, or the folder is read-only: one line naming the
+    folder, what could not be written, the free space and what to do. A sweep stops on
+    it at once (sim.runner.dispatch): trying again or recording error rows would only
+    fill the disk further; what was written whole stays, and the same command resumes."""
+
+
+# errors of the folder's storage itself (not of one file): no retry can help
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def storage_problem(root: Path, exc: OSError, what: str = "") -> str | None:
+    """The one line of StorageError for `exc` raised writing into the run folder `root`
+    (`what`: the file, relative), or None when `exc` is not about the storage."""
+    if exc.errno not in _FULL | _READ_ONLY:
+        return None
+    try:
+        free = f"{shutil.disk_usage(root).free / 1e6:,.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    writing = f"cannot write {what}" if what else "cannot write"
+    fix = "free some space" if exc.errno in _FULL else "make the folder writable"
+    return (f"{root}: {writing}: {exc.strerror or exc} ({free} there); what was written "
+            f"whole is kept: {fix} and run the same command again to resume")
+
+
 def part_path(root: Path, table: str, variant: str, chunk: int) -> Path:
     return root / table / f"variant={variant}" / f"part-{chunk:05d}.parquet"
 
@@ -66,12 +95,21 @@ def _fsync_write(path: Path, data: bytes) -> None:
 
 
 def _atomic_write(root: Path, final: Path, data: bytes) -> None:
-    tmp_dir = root / ".tmp"
-    tmp_dir.mkdir(exist_ok=True)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_dir / f"{final.parent.name}.{final.name}.{os.getpid()}"
-    _fsync_write(tmp, data)
-    os.replace(tmp, final)
+    """Write `final` whole or not at all; StorageError when the disk is full or the
+    folder read-only (the partial temporary file is removed: it holds the space)."""
+    tmp = root / ".tmp" / f"{final.parent.name}.{final.name}.{os.getpid()}"
+    try:
+        tmp.parent.mkdir(exist_ok=True)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _fsync_write(tmp, data)
+        os.replace(tmp, final)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        why = storage_problem(root, exc, str(final.relative_to(root)))
+        if why is None:
+            raise
+        raise StorageError(why) from None
 
 
 def atomic_write_text(root: Path, final: Path, text: str) -> None:
@@ -130,7 +168,7 @@ def read_marker(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, "its done marker is empty"
     try:
         marker = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "its done marker is not valid JSON"
     if not isinstance(marker, dict):
         return None, "its done marker is not a JSON object"
@@ -241,9 +279,13 @@ class RunCheck:
 
 def plan_of(provenance: dict[str, Any]) -> list[PlannedChunk]:
     """The chunks a run folder's provenance promises: every variant's matches in
-    chunks of chunk_size."""
+    chunks of chunk_size. ValueError for a variant id that cannot name a file (a
+    hand-edited provenance): its paths would lead out of the run folder."""
     size = int(provenance["chunk_size"])
     matches = int(provenance["matches_per_variant"])
+    for v in provenance["variants"]:
+        if (why := name_problem(str(v["id"]), "variant")) is not None:
+            raise ValueError(why)
     return [PlannedChunk(v["id"], k, start, min(start + size, matches))
             for v in provenance["variants"]
             for k, start in enumerate(range(0, matches, size))]
@@ -262,7 +304,7 @@ def read_provenance(root: Path) -> dict[str, Any]:
     try:
         prov = json.loads(path.read_text(encoding="utf-8"))
         plan_of(prov)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise RunError(f"{path}: unreadable provenance ({type(exc).__name__}: {exc})") from None
     return prov
 

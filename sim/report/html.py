@@ -469,6 +469,81 @@ def _victory_types_section(page: _Page) -> None:
                                "lo_simultaneous": "pct", "hi_simultaneous": "pct"}))
 
 
+def _game_quality_section(page: _Page) -> None:
+    """How the game plays (sim.analysis.quality): each variant in sentences, the
+    metrics with intervals and paired differences, their small multiples; then, for
+    each variant whose victory mix moved, the mechanisms that moved with it
+    (_what_moved: associations, and the page says so)."""
+    from sim.analysis import quality
+
+    run, baseline = page.run, page.baseline
+    table = quality.quality_table(run.turns, run.matches, run.seats, page.variants)
+    if table.height == 0:
+        return
+    summary = quality.quality_summary(table)
+    tests = quality.quality_tests(table, baseline) if len(page.variants) > 1 else None
+    said = "".join(
+        f"<li><b>{html.escape(v)}</b>: {html.escape(quality.quality_sentences(summary, v))}"
+        + (f" Against the baseline: {html.escape('; '.join(words))}." if tests is not None
+           and (words := quality.change_words(tests, v)) else "") + "</li>"
+        for v in page.variants if quality.quality_sentences(summary, v))
+    fine = pl.col("metric").is_in(["stability", "decided_share", "comeback"])  # below 1
+    cells = summary.with_columns(pl.format("{} [{}, {}]", *(
+        pl.when(fine).then(pl.col(c).round(3)).otherwise(pl.col(c).round(1))
+        for c in ("mean", "lo", "hi"))).alias("cell")).pivot(on="metric", index="variant",
+                                                              values="cell")
+    cells = cells.sort(pl.col("variant").replace_strict(
+        page.variants, list(range(len(page.variants))), default=len(page.variants)))
+    body = (f"<ul class='headline'>{said}</ul>" + _table(cells) +
+            page.figure(later.quality_distribution(
+                quality.distribution(table, "lead_changes", top=20), "Lead changes per "
+                "match", "lead changes (20: 20 or more)"),
+                "Share of each variant's matches by how often the score leader changed.") +
+            page.figure(later.quality_distribution(
+                quality.distribution(table, "decisive_turn", width=10), "Decisive turn",
+                "decisive turn (bins of 10)"),
+                "Share of matches by the turn from which the winner led for good.") +
+            page.figure(later.comeback_rate(summary), "Comebacks per variant."))
+    if tests is not None and tests.height:
+        body += _table(tests.select("variant", "metric", "baseline_value", "variant_value",
+                                    "difference", "lo", "hi", "p_adjusted", "n_pairs",
+                                    "changed"), {"p_adjusted": "p"}, highlight="changed")
+    page.section("How the game plays", body + "<p class='muted'>Per finished match, from "
+                 "the per-turn scores (ranks by T11, standing seats first): decisive turn, "
+                 "from which the winner led to the end (the end turn if it never did); "
+                 "decided share, that turn over the end turn; lead changes; comeback, the "
+                 "winner not leading at half time; stability, rank places a seat moves "
+                 "per turn; eliminations (V02); largest lead over the runner-up. Means "
+                 "with 95% intervals (Wilson for comebacks); paired differences on the "
+                 "same matches (paired t, McNemar for comebacks), Holm over the table. "
+                 "Definitions and their Ludii counterparts: docs/quality.md.</p>")
+    _what_moved(page)
+
+
+def _what_moved(page: _Page) -> None:
+    """For each variant whose victory mix moved, the mechanisms that moved with it,
+    ranked (sim.analysis.mechanisms), beside the effect in words."""
+    from sim.analysis import mechanisms
+
+    run, baseline = page.run, page.baseline
+    moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
+    if moved and page.tables.tests is not None:
+        counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
+                                             run.root)
+        changes = mechanisms.mechanism_changes(counts, baseline)
+        parts = [f"<h3>{html.escape(v)}</h3><p>"
+                 f"{html.escape(mechanisms.explanation(page.tables.tests, changes, v))}</p>"
+                 + _table(changes.filter((pl.col("variant") == v) & (pl.col("rank") <= 8))
+                          .drop("variant"), {"p_value": "p", "p_adjusted": "p"},
+                          highlight="changed") for v in moved]
+        page.section("What moved with each variant's victory mix", "".join(parts) +
+                     f"<p><b>{html.escape(mechanisms.CAVEAT)}</b></p><p class='muted'>For "
+                     "each variant whose victory mix moved (the joint test above): every "
+                     "mechanism's count per match, paired with the baseline's on the same "
+                     "match (paired t), ranked by the standardised change d_z (mean change "
+                     "over its SD), Holm over every variant × mechanism; the top 8 shown.</p>")
+
+
 def _dose_response_sections(page: _Page) -> None:
     """One section per table key the variants set to several values: its curves, the
     steepest step of each (its cliff) and the values that keep every victory type in
@@ -599,7 +674,8 @@ def _provenance_section(page: _Page) -> None:
 _SECTIONS: tuple[Callable[[_Page], None], ...] = (
     _gate_section, _history_section, _headline_section, _strategy_worth_section,
     _skill_section, _summary_section, _changed_section, _victory_mix_section,
-    _victory_types_section, _dose_response_sections, _end_turns_section, _gold_section,
+    _victory_types_section, _game_quality_section, _dose_response_sections,
+    _end_turns_section, _gold_section,
     _cascades_section, _seats_section, _content_section, _near_misses_section,
     _anomalies_section, _provenance_section)
 

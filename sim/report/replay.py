@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +69,20 @@ def replay_html(recording: dict[str, Any]) -> str:
         "banditGlyph": BANDIT_GLYPH, "major": list(MAJOR_EVENTS), "tick": list(TICK_EVENTS),
     }
     data = json.dumps({**recording, "style": style}, separators=(",", ":"))
-    # JSON inside <script>: "</" would end the block, so it is escaped
-    data = data.replace("</", "<\\/")
+    # JSON inside <script>: "</" would end the block and "<!--" change how it is read,
+    # so < > & are written as JSON escapes (any name or path in it is data)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     title = replay_title(meta)
     length = meta["length"] or "the tables' default"
     sub = (f"length {html.escape(str(length))} ({meta['last_turn']} turns) · tables "
            f"{html.escape(meta['tables_hash'])}")
     if meta.get("match_id"):
         sub += f" · match {html.escape(meta['match_id'])} of {html.escape(meta['run'])}"
-    return (_PAGE.replace("%TITLE%", html.escape(title)).replace("%SUB%", sub)
-            .replace("%LEGEND%", _legend(recording, style)).replace("%CSS%", _CSS)
-            .replace("%JS%", _JS).replace("%DATA%", data))
+    parts = {"TITLE": html.escape(title), "SUB": sub, "LEGEND": _legend(recording, style),
+             "CSS": _CSS, "JS": _JS, "DATA": data}
+    # one pass over the template: a part is never searched again, so a run folder
+    # named %DATA% stays a name
+    return re.sub(r"%(TITLE|SUB|LEGEND|CSS|JS|DATA)%", lambda m: parts[m.group(1)], _PAGE)
 
 
 def write_replay(recording: dict[str, Any], out: Path) -> Path:

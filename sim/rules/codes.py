@@ -57,6 +57,13 @@ CONQUEST, SCIENCE_WIN, DOMINANCE, TURN_LIMIT, HUMAN_OUT = range(len(VICTORY_NAME
 REVOLT_CAUSES = (None, "transfer", "unrest")
 REVOLT_NONE, REVOLT_TRANSFER, REVOLT_UNREST = range(len(REVOLT_CAUSES))
 
+# ---------------------------------------------------------------- what a random draw is for
+# A draw's key is (stream, turn, purpose, subject) (sim.world.rng.draw_key): a change that
+# alters one draw, or how many draws a turn makes, leaves every other draw as it was
+DRAW_PURPOSES = ("research", "unit", "build", "event_card", "unrest_city", "plan")
+DRAW_RESEARCH, DRAW_UNIT, DRAW_BUILD, DRAW_EVENT_CARD, DRAW_UNREST_CITY, DRAW_PLAN = \
+    range(len(DRAW_PURPOSES))
+
 # ---------------------------------------------------------------- event cards (V14)
 CARD_KINDS = ("nothing", "public_unrest", "gold", "food", "science")
 CARD_NOTHING, CARD_PUBLIC_UNREST, CARD_GOLD, CARD_FOOD, CARD_SCIENCE = range(len(CARD_KINDS))

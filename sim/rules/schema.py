@@ -24,6 +24,11 @@ from sim.rules.codes import (
     TERRAINS,
 )
 
+# The name of a unit, building, tech, personality, event card or length preset: a part
+# of dotted keys (--set units.NAME.cost=...), of comma-separated lists (--personalities,
+# the personalities column) and of the outcome tables, so no dot, comma, space, quote,
+# markup or control character, and short (issue 47: names are data)
+ItemName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", max_length=40)]
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 Positive = Annotated[int, Field(ge=1, le=1_000_000)]
 Pct = Annotated[int, Field(ge=0, le=100)]
@@ -45,18 +50,18 @@ class MatchT(_Model):
     length: str
     personalities: Annotated[list[str], Field(min_length=1)]
     start_units: Annotated[list[str], Field(max_length=6)]
-    lengths: dict[str, Annotated[int, Field(ge=1, le=10_000)]]
+    lengths: dict[ItemName, Annotated[int, Field(ge=1, le=10_000)]]
     # D6: research, production and growth costs of each preset, in % of the tables' own
-    cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]]
+    cost_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]]
     # D6 too: the dominance counter to win (V18) of each preset, in % of the tables' own
-    dominance_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    dominance_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
     # D6 too: the board radius of each preset, in % of map.radius (a preset not listed:
     # 100), so a short match is a whole game on a board it can cross in its turns
-    radius_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    radius_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
     # the seat-count adjustment: the same two scales per seat count ("2" … "6"), applied
     # on top of the preset's (a missing seat count: 100)
-    seat_cost_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
-    seat_dominance_scale_pct: dict[str, Annotated[int, Field(ge=10, le=1000)]] = {}
+    seat_cost_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
+    seat_dominance_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
 
 
 TerrainWeights = _per_code("TerrainWeights", TERRAINS, Weight,
@@ -201,7 +206,7 @@ class Card(_Model):
 
 class EventsT(_Model):
     unrest_turns: Annotated[int, Field(ge=0, le=50)]
-    cards: Annotated[dict[str, Card], Field(min_length=1)]
+    cards: Annotated[dict[ItemName, Card], Field(min_length=1)]
 
 
 class Tech(_Model):
@@ -468,7 +473,7 @@ AIT = create_model(
     **{part: (model, ...) for part, model in AI_PARTS.items()},
     lookahead=(AILookaheadT, ...),
     search=(AISearchT, ...),
-    personalities=(Annotated[dict[str, Personality], Field(min_length=1)], ...))
+    personalities=(Annotated[dict[ItemName, Personality], Field(min_length=1)], ...))
 
 
 def personality_values(ai: Any, name: str) -> dict[str, dict[str, Any]]:
@@ -500,7 +505,7 @@ class TablesModel(_Model):
     neutrals: NeutralsT
     diplomacy: DiplomacyT
     events: EventsT
-    techs: Annotated[dict[str, Tech], Field(min_length=1)]
-    units: dict[str, Unit]
-    buildings: dict[str, Building]
+    techs: Annotated[dict[ItemName, Tech], Field(min_length=1)]
+    units: dict[ItemName, Unit]
+    buildings: dict[ItemName, Building]
     ai: AIT

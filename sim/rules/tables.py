@@ -26,7 +26,16 @@ from pydantic import ValidationError
 from sim.rules.codes import MAX_SEATS, TERRAINS
 from sim.rules.record import TableArrays, compile_record, item_names, scaled_cost
 from sim.rules.schema import TablesModel
-from sim.rules.tomlpos import key_lines, line_of, utf8_problem
+from sim.rules.tomlpos import (
+    InputLimit,
+    key_lines,
+    key_text,
+    line_of,
+    parse_input,
+    read_input,
+    shown,
+    utf8_problem,
+)
 
 __all__ = ["DEFAULT_TABLES", "REPO_ROOT", "TableArrays", "Tables", "TablesError", "TablesModel",
            "apply_overrides", "board_problems", "board_shape_problems", "load_tables",
@@ -168,7 +177,7 @@ def tables_hash(data: dict[str, Any]) -> str:
 def _fmt(source: str, lines: dict[tuple, int], path: tuple, reason: str) -> str:
     line = line_of(lines, path) if lines else None
     where = f"{source}:{line}" if line else source
-    key = ".".join(str(p) for p in path) or "<root>"
+    key = key_text(path) or "<root>"
     return f"{where}: {key}: {reason}"
 
 
@@ -181,15 +190,19 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
     path = Path(path) if path else DEFAULT_TABLES
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path)
     except OSError as exc:
         raise TablesError([f"{source}: cannot read: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError as exc:
         raise TablesError([f"{source}: {utf8_problem(path, exc)}"]) from None
+    except InputLimit as exc:
+        raise TablesError([exc.where(source)]) from None
     try:
-        raw = tomllib.loads(text)
+        raw = parse_input(text)
     except tomllib.TOMLDecodeError as exc:
         raise TablesError([f"{source}: not valid TOML: {exc}"]) from None
+    except InputLimit as exc:
+        raise TablesError([exc.where(source)]) from None
     tables = _validate(raw, source, key_lines(text), {})
     if overrides:
         tables = tables.with_overrides(overrides)
@@ -204,9 +217,11 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise TablesError([f"--set {item!r}: expected key.path=value"])
         try:
-            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+            out[key.strip()] = parse_input(f"v = {value.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             out[key.strip()] = value.strip()  # a bare word is a string
+        except InputLimit as exc:
+            raise TablesError([f"--set {key.strip()}: {exc.reason.split(' (')[0]}"]) from None
     return out
 
 
@@ -265,10 +280,12 @@ def _reason(err: dict[str, Any]) -> str:
         return "unknown key"
     if kind == "missing":
         return "missing key"
-    got = err.get("input")
+    got = shown(err.get("input"))
+    if kind == "string_pattern_mismatch" and err["loc"][-1:] == ("[key]",):
+        return f"a name: letters, digits, _ - only, at most 40 (got {got})"
     if kind.endswith("_type"):
-        return f"{err['msg'].lower()}, got {got!r}"
-    return f"{err['msg'].lower()} (got {got!r})"
+        return f"{err['msg'].lower()}, got {got}"
+    return f"{err['msg'].lower()} (got {got})"
 
 
 def _cross_checks(m: TablesModel, check_board: bool = True) -> list[tuple[tuple, str]]:

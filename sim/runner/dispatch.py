@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.outputs.store import RunError, check_reachable, write_chunk
+from sim.outputs.store import RunError, StorageError, check_reachable, write_chunk
 from sim.rules.tables import Tables
 from sim.runner.chunk import RunSettings, error_frames, play_chunk
 from sim.runner.experiments import ChunkSpec
@@ -55,6 +55,8 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
         for spec in todo:
             try:
                 summary = run_chunk(settings, spec, tables[spec.variant])
+            except StorageError as exc:  # its line names the folder and the free space
+                raise SweepError(str(exc)) from None
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write chunk {spec.variant}/{spec.chunk}: "
                                  f"{exc}") from None
@@ -71,6 +73,10 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
             if outcome.kind == "ok":
                 finished(outcome.value, spec)
                 continue
+            if outcome.kind != "died" and _is_storage_error(outcome.value):
+                # a full or read-only disk: stop now; another attempt, or the error rows
+                # written after the last one, would be played for nothing or not fit
+                raise SweepError(outcome.value.split(": ", 1)[1])
             label = f"chunk {spec.variant}/{spec.chunk} (matches {spec.start}–{spec.stop - 1})"
             what = f"its worker {outcome.value}" if outcome.kind == "died" else outcome.value
             attempts[spec] += MAX_ATTEMPTS if outcome.kind == "final" else 1
@@ -88,6 +94,8 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
                 summary = write_chunk(out, spec.variant, spec.chunk,
                                       error_frames(settings, spec, message), summary,
                                       settings.run_id)
+            except StorageError as exc:
+                raise SweepError(str(exc)) from None
             except (OSError, RunError) as exc:
                 raise SweepError(f"{out}: cannot write the error rows of {label}: "
                                  f"{exc}") from None
@@ -95,6 +103,13 @@ def dispatch_chunks(todo: list[ChunkSpec], executor, settings: RunSettings,
         bar.tick()
     return played
 
+
+
+def _is_storage_error(text: str) -> bool:
+    """Whether a worker's one-line error (`module.Class: message` from a local worker,
+    `Class: message` from Dask) is a StorageError."""
+    kind, sep, _ = text.partition(": ")
+    return bool(sep) and kind.rpartition(".")[2] == StorageError.__name__
 
 
 class DaskExecutor:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
+from sim.outputs.folders import name_problem
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import (
@@ -35,20 +37,13 @@ from sim.rules.tables import (
     load_tables,
     setup_problems,
 )
-from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
-
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-# a variant names a folder (variant=ID) and a marker file (ID__00000.json): keep both
-# well under the 255 bytes a file name may have on common file systems
-MAX_VARIANT_NAME = 120
+from sim.rules.tomlpos import key_lines, key_text, line_of, read_toml, validation_problems
 
 
 def run_name_problem(name: str, what: str) -> str | None:
     """Why `name` cannot name a run folder (the default one is runs/NAME, so a path
     there would write elsewhere), or None. `what`: experiment, sensitivity, tune."""
-    if _ID.match(name):
-        return None
-    return f"{what} name {name!r}: letters, digits, _ . - only (it names the run folder)"
+    return name_problem(name, what)
 
 
 class _M(BaseModel):
@@ -68,6 +63,15 @@ class GridSpec(_M):
     axes: Annotated[dict[str, Annotated[list[Any], Field(min_length=1)]], Field(min_length=1)]
     set: dict[str, Any] = {}
     seat_ai: list[dict[str, Any]] = []
+
+
+class SweepLimit(_M):
+    """The most a sweep plays unless told `--yes` (issue 47): grid axes multiply fast,
+    and 2,303 variants of 200 matches are most of a day on two cores. Over either
+    limit, `sim sweep` stops before playing and says how much and how long."""
+
+    matches: Annotated[int, Field(ge=1)] = 100_000  # variants × matches per variant
+    variants: Annotated[int, Field(ge=1)] = 500
 
 
 class ExperimentSpec(_M):
@@ -96,6 +100,8 @@ class ExperimentSpec(_M):
     # how the run is read (sim.outputs.settings): the gate's margins, the anomaly flags
     gate: GateSettings = GateSettings()
     anomalies: AnomalySettings = AnomalySettings()
+    # how much `sim sweep` plays without --yes
+    limit: SweepLimit = SweepLimit()
 
     @property
     def sequential(self) -> bool:
@@ -223,8 +229,9 @@ def sequential_problems(spec: ExperimentSpec, variants: int, fail) -> None:
         fail(("detect",), "needs a variant besides the baseline to compare with it")
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Parse, validate and expand an experiment file."""
+def parse_experiment(path: str | Path) -> tuple[ExperimentSpec, str, dict[tuple, int]]:
+    """Parse and validate an experiment file without expanding it: (spec, text, key
+    lines); ExperimentError naming every key at fault."""
     path = Path(path)
     text, raw = read_toml(path, ExperimentError)
     lines = key_lines(text)
@@ -233,7 +240,32 @@ def load_experiment(path: str | Path) -> Experiment:
     except ValidationError as exc:  # a line per key at fault, as `sim tables check`
         raise ExperimentError("\n".join(validation_problems(exc.errors(), path, lines))
                               ) from None
-    return expand(spec, path, text, lines)
+    return spec, text, lines
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Parse, validate and expand an experiment file."""
+    spec, text, lines = parse_experiment(path)
+    return expand(spec, Path(path), text, lines)
+
+
+def planned_size(spec: ExperimentSpec) -> tuple[int, int]:
+    """(variants, matches) the sweep of `spec` plays at most (a sequential sweep up to
+    max_matches per variant), counted without expanding its grids: a grid of a
+    million combinations is refused before a million tables are validated."""
+    variants = len(spec.variants) + sum(math.prod(len(values) for values in g.axes.values())
+                                        for g in spec.grids)
+    per_variant = spec.max_matches if spec.sequential and spec.max_matches else spec.matches
+    return max(variants, 1), max(variants, 1) * per_variant
+
+
+def match_turns(spec: ExperimentSpec, path: str | Path) -> int | None:
+    """The turns of one match of `spec` (its length preset in its base tables), for an
+    estimate of a sweep's time; None when its tables do not load (expand says why)."""
+    try:
+        return load_tables(_resolve_tables_path(spec, Path(path))).match_length(spec.length)
+    except (TablesError, KeyError):
+        return None
 
 
 def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
@@ -253,7 +285,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     def fail(loc: tuple, reason: str) -> None:
         line = line_of(lines, loc)
         where = f"{path}:{line}" if line else str(path)
-        raise ExperimentError(f"{where}: {'.'.join(map(str, loc))}: {reason}")
+        raise ExperimentError(f"{where}: {key_text(loc)}: {reason}")
 
     if (why := run_name_problem(spec.name, "experiment")) is not None:
         fail(("name",), why)
@@ -283,14 +315,11 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     variants: list[Variant] = []
     seen: set[str] = set()
     for loc, v in specs:
-        if len(v.name) > MAX_VARIANT_NAME:
-            fail((*loc, "name"), f"variant name {v.name[:20]}… is {len(v.name)} characters; "
-                 f"at most {MAX_VARIANT_NAME} (it names folders and files)")
-        if not _ID.match(v.name):
-            fail((*loc, "name"), f"variant name {v.name!r}: letters, digits, _ . - only")
-        if v.name in seen:
-            fail((*loc, "name"), f"two variants are named {v.name!r}")
-        seen.add(v.name)
+        if (why := name_problem(v.name, "variant")) is not None:
+            fail((*loc, "name"), why)
+        if v.name.lower() in seen:  # one folder on a case-insensitive file system
+            fail((*loc, "name"), f"two variants are named {v.name!r} (letter case aside)")
+        seen.add(v.name.lower())
         try:
             tables = base.with_overrides(v.set, source=f"{path}: variant {v.name}",
                                          check_board=False) \

@@ -40,6 +40,25 @@ def compile_estimate() -> tuple[float, str]:
             "a first guess; later runs load the cache in about a second")
 
 
+# a warm 4-seat match on one core of this 2-core VM: 200-270 standard (100-turn)
+# matches/s (README, tools/start_times.py, 2026-12-07), so about 20,000 match turns/s
+_DEFAULT_TURNS_PER_S = 20_000.0
+
+
+def sweep_estimate(matches: int, turns: int, jobs: int) -> tuple[float, str]:
+    """(seconds, basis) a sweep of `matches` matches of `turns` turns takes on `jobs`
+    workers here: the play at a warm match rate, plus the engine's compile
+    (compile_estimate) when this code's engine is not cached yet. A first guess before
+    the sweep starts; its progress bar gives the measured ETA."""
+    seconds = matches * turns / (_DEFAULT_TURNS_PER_S * max(jobs, 1))
+    basis = f"at about {_DEFAULT_TURNS_PER_S / turns:.0f} matches/s per worker"
+    if not engine_cached():
+        compile_s, _ = compile_estimate()
+        seconds += compile_s
+        basis += f", and {compile_s:.0f} s to compile the engine"
+    return seconds, basis
+
+
 def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Progress,
                 say) -> float | None:
     """On a cold cache, compile the engine once in this process before any chunk is

@@ -38,9 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from sim.jitcache import engine_cached
-from sim.outputs.lock import RunLock, RunLocked
+from sim.outputs.lock import LOCK_NAME, RunLock, RunLocked
 from sim.outputs.provenance import now
-from sim.outputs.store import atomic_write_text, clear_tmp, verify_run
+from sim.outputs.store import (
+    StorageError,
+    atomic_write_text,
+    clear_tmp,
+    storage_problem,
+    verify_run,
+)
 from sim.runner.chunk import settings_for
 from sim.runner.dispatch import (
     MAX_ATTEMPTS,
@@ -111,11 +117,16 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
             lock.acquire()
         except RunLocked as exc:
             raise SweepError(str(exc)) from None
+        except OSError as exc:  # a read-only folder (or a full disk) takes no lock file
+            raise SweepError(storage_problem(out, exc, LOCK_NAME) or
+                             f"{out}: cannot lock the run folder ({exc.strerror})") from None
         try:
             if lock.took_over:
                 say(lock.took_over)
             return _run_locked(experiment, out, jobs, backend, client, chunk_size,
                                progress, on_chunk, replace_stale, retry_errors, say, pool)
+        except StorageError as exc:  # the provenance, or a chunk played in this process
+            raise SweepError(str(exc)) from None
         except SweepInterrupted as exc:
             exc.out = out
             exc.written = len(list((out / "_done").glob("*.json"))) \

@@ -8,6 +8,15 @@ Streams are derived from (root seed, match index, purpose) with NumPy's
 SeedSequence, never from a balance variant: every variant of a sweep plays
 match i on the same map with the same AI tie-breaks and event draws (common
 random numbers), and a match's result cannot depend on worker count or chunking.
+
+Two ways to draw. The map is drawn in sequence from its stream (`below`,
+`weighted`: a counter advanced per draw). Play draws (the AI's graded choices, the
+event cards) are keyed: each is a pure function of (the stream's key, turn, what the
+draw is for, what it concerns) by `draw_key`, so a variant that makes one more or one
+fewer draw on some turn leaves every other draw of the match as it was, and a draw
+among near-equal options maps one uniform number through the weights (`keyed_below`,
+`keyed_weighted`), so a small change of a weight moves the choice only near its
+boundary (synchronised streams, issue 44).
 """
 
 from __future__ import annotations
@@ -25,7 +34,8 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
-_S11 = np.uint64(11)
+_S32 = np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 
 class Purpose(IntEnum):
@@ -141,14 +151,19 @@ def new_state(seed: int) -> np.ndarray:
     return np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
 
 
+@njit(inline="always")
+def _finalise(z: np.uint64) -> np.uint64:
+    """splitmix64's output function: a bijection of 64-bit words that mixes every bit."""
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
 @njit
 def next_u64(state: np.ndarray) -> np.uint64:
     """Advance the (1,) uint64 `state` and return the next 64-bit output."""
     state[0] += _GOLDEN
-    z = state[0]
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
+    return _finalise(state[0])
 
 
 @njit(inline="always")  # called with several integer types: one compile, not one per type
@@ -170,6 +185,44 @@ def weighted(state: np.ndarray, weights: np.ndarray) -> np.int64:
     for w in weights:
         total += w
     x = below(state, total)
+    for i in range(weights.shape[0]):
+        x -= weights[i]
+        if x < 0:
+            return np.int64(i)
+    return np.int64(weights.shape[0] - 1)
+
+
+@njit
+def draw_key(stream: np.uint64, turn: np.int64, purpose: np.int64, subject: np.int64) -> np.uint64:
+    """The 64-bit key of one play draw: `stream` (a seat's AI key or the events key,
+    State.rng_ai / rng_events), the turn, the purpose (sim.rules.codes.DRAW_*) and its
+    subject (a city, a seat; -1 for none), each folded in through splitmix64."""
+    h = _finalise(stream + _GOLDEN * np.uint64(turn + 1))
+    h = _finalise(h + _GOLDEN * np.uint64(purpose + 1))
+    return _finalise(h + _GOLDEN * np.uint64(subject + 2))
+
+
+@njit
+def keyed_below(key: np.uint64, n: np.int64) -> np.int64:
+    """floor(u × n) for n >= 1, u = the key's top 32 bits / 2^32, in [0, 1), in exact
+    integer arithmetic. Monotone in u, so the same key picks the same place along the
+    range whatever n is (a weighted draw under a slightly changed total rarely changes
+    its pick); each value's chance is off by at most n / 2^32 (utilities' totals are
+    far below that)."""
+    u = key >> _S32
+    m = np.uint64(n)
+    # u × n / 2^32 in two halves of n, each product below 2^64
+    return np.int64(u * (m >> _S32) + ((u * (m & _LOW32)) >> _S32))
+
+
+@njit
+def keyed_weighted(key: np.uint64, weights: np.ndarray) -> np.int64:
+    """Index i drawn with probability weights[i] / sum(weights) (integer weights >= 0,
+    sum >= 1) by `keyed_below` over the cumulative weights."""
+    total = np.int64(0)
+    for w in weights:
+        total += w
+    x = keyed_below(key, total)
     for i in range(weights.shape[0]):
         x -= weights[i]
         if x < 0:

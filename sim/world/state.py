@@ -47,9 +47,9 @@ Match scalars, (1,) arrays updated in place:
   turn, active_seat, last_turn, finished (0/1), winner (seat or -1),
   victory (code or -1), n_tiles, n_seats, n_cities / n_units / n_events
   (slots used so far).
-Random streams: rng_events: (1,) uint64 splitmix64 counter (event cards, V14);
-  rng_ai: (S,) uint64, one counter per seat (the AI's graded choices, D8; a kernel
-  draws from the (1,) view rng_ai[s:s + 1]).
+Random streams: rng_events: (1,) uint64 key of the event cards (V14); rng_ai: (S,)
+  uint64, one key per seat (the AI's graded choices, D8). Keys, not counters: a play
+  draw is sim.world.rng.draw_key(key, turn, purpose, subject), and nothing advances them.
 Tiles (T,):
   tile_terrain: terrain code; tile_node: node code or -1;
   tile_bought_by: city that bought the tile (T04, T05) or -1;

@@ -32,6 +32,8 @@ import numpy as np
 from sim.rules.codes import (
     DAMAGE_SPLIT,
     DISBAND_CAUSES,
+    DRAW_EVENT_CARD,
+    DRAW_UNREST_CITY,
     EVENT_NAMES,
 )
 
@@ -318,6 +320,34 @@ class Stream:
             if x < 0:
                 return i
         return len(weights) - 1
+
+
+def _finalise(z: int) -> int:
+    z = ((z ^ (z >> 30)) * Stream.MIX1) & MASK64
+    z = ((z ^ (z >> 27)) * Stream.MIX2) & MASK64
+    return z ^ (z >> 31)
+
+
+def draw_key(stream: int, turn: int, purpose: int, subject: int) -> int:
+    """A play draw's key (sim.world.rng.draw_key): the stream folded with the turn,
+    the purpose and the subject through splitmix64's output function."""
+    h = _finalise((stream + Stream.GOLDEN * (turn + 1)) & MASK64)
+    h = _finalise((h + Stream.GOLDEN * (purpose + 1)) & MASK64)
+    return _finalise((h + Stream.GOLDEN * (subject + 2)) & MASK64)
+
+
+def keyed_below(key: int, n: int) -> int:
+    """floor(u × n), u = the key's top 32 bits over 2^32 (sim.world.rng.keyed_below)."""
+    return ((key >> 32) * n) >> 32
+
+
+def keyed_weighted(key: int, weights: list[int]) -> int:
+    x = keyed_below(key, sum(weights))
+    for i, w in enumerate(weights):
+        x -= w
+        if x < 0:
+            return i
+    return len(weights) - 1
 
 
 # --------------------------------------------------------- small helpers ----
@@ -873,14 +903,16 @@ def flow_event_card(pos: Position, rules: EngineRules, seat: int) -> None:
     puts one of the seat's cities not already in revolt, drawn uniformly in city ID
     order, in revolt for unrest_turns; no Divan shortens it."""
     m = rules.m
-    stream = Stream(pos.rng_events)
+    turn = pos.turn
     cards = [m.events.cards[name] for name in rules.card_order]
-    card = cards[stream.weighted([c.weight for c in cards])]
+    card = cards[keyed_weighted(draw_key(pos.rng_events, turn, DRAW_EVENT_CARD, seat),
+                                [c.weight for c in cards])]
     s = pos.seats[seat]
     if card.kind == "public_unrest":
         calm = [c for c in pos.cities_of(seat) if c.revolt == 0]
         if calm and m.events.unrest_turns > 0:
-            city = calm[stream.below(len(calm))]
+            city = calm[keyed_below(draw_key(pos.rng_events, turn, DRAW_UNREST_CITY, seat),
+                                    len(calm))]
             city.revolt = m.events.unrest_turns
             city.revolt_cause = "unrest"
             pos.log("unrest", seat, -1, city.id, m.events.unrest_turns)
@@ -893,7 +925,6 @@ def flow_event_card(pos: Position, rules: EngineRules, seat: int) -> None:
             pos.cities[s.capital].food += card.amount
     elif card.kind == "science":
         s.science += card.amount
-    pos.rng_events = stream.counter
 
 
 def dominance_check(pos: Position, rules: EngineRules, seat: int) -> None:

@@ -15,7 +15,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.rules.tables import Tables, TablesError, load_tables
-from sim.rules.tomlpos import key_lines, line_of
+from sim.rules.tomlpos import (
+    InputLimit,
+    key_lines,
+    key_text,
+    line_of,
+    parse_input,
+    read_input,
+    utf8_problem,
+)
 from sim.world.board import Board
 from sim.world.state import (
     State,
@@ -147,7 +155,7 @@ class Scenario:
 
 def key_location(path: str, lines: dict[tuple, int], loc: tuple) -> str:
     line = line_of(lines, loc)
-    key = ".".join(str(p) for p in loc) if loc else "<file>"
+    key = key_text(loc) if loc else "<file>"
     return f"{path}:{line}: {key}" if line else f"{path}: {key}"
 
 
@@ -156,13 +164,19 @@ def parse_scenario(path: str | Path, tables_path: str | Path | None = None,
     """Parse and validate a scenario file: (spec, key lines, tables with its overrides)."""
     path = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_input(path)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: {utf8_problem(Path(path), exc)}") from None
+    except InputLimit as exc:
+        raise ScenarioError(exc.where(path)) from None
     try:
-        raw = tomllib.loads(text)
+        raw = parse_input(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(_toml_error(path, text, exc)) from None
+    except InputLimit as exc:
+        raise ScenarioError(exc.where(path)) from None
     lines = key_lines(text)
     try:
         spec = ScenarioSpec.model_validate(raw)

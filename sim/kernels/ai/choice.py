@@ -4,10 +4,11 @@ A utility AI that always takes the single best option turns every lever on a
 near-best option into an on/off switch: a unit one point short of the best is
 never built, one point over it replaces the best entirely. Instead the AI
 draws among the options whose utility is within `band_pct` % of the best, each
-with a weight equal to how far it clears the band's floor, from the seat's own
-AI stream (State.rng_ai, sim.world.rng: counter-based, so common random numbers
-hold across variants). A small change to an option's utility is then a small
-change in how often it is chosen; `band_pct` 0 is the plain argmax (ties drawn).
+with a weight equal to how far it clears the band's floor, by one keyed draw of the
+seat's own AI stream (State.rng_ai, sim.world.rng.draw_key: keyed by turn, purpose
+and subject, so common random numbers hold across variants and one draw more or
+less elsewhere shifts none of them). A small change to an option's utility is then a
+small change in how often it is chosen; `band_pct` 0 is the plain argmax (ties drawn).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from sim.jit import njit
 from sim.rules.codes import PERCENT
-from sim.world.rng import below
+from sim.world.rng import draw_key, keyed_below
 
 if TYPE_CHECKING:
     from sim.world.state import State
@@ -49,10 +50,11 @@ def band_weights(values: np.ndarray, n: np.int64, band_pct: np.int64) -> np.ndar
 
 @njit
 def graded_pick(st: State, seat: np.int64, values: np.ndarray, n: np.int64,
-                band_pct: np.int64) -> np.int64:
+                band_pct: np.int64, purpose: np.int64, subject: np.int64) -> np.int64:
     """Index into `values[:n]` (utilities, int64; <= 0: not an option) drawn with
-    `band_weights`, or -1 when no option is positive. Draws once from the seat's
-    AI stream only when more than one option has weight. The weights are read off
+    `band_weights`, or -1 when no option is positive. The draw is the seat's AI
+    stream keyed by (turn, purpose, subject) (sim.rules.codes.DRAW_*: what is chosen,
+    and for which city), made only when more than one option has weight. The weights are read off
     the floor as they are needed: the AI picks some 1,500 times a match, and an
     array for them was a sixth of a match's allocations."""
     floor, any_ = band_floor(values, n, band_pct)
@@ -68,7 +70,7 @@ def graded_pick(st: State, seat: np.int64, values: np.ndarray, n: np.int64,
             count += 1
     if count <= 1:
         return last
-    x = below(st.rng_ai[seat:seat + 1], total)
+    x = keyed_below(draw_key(st.rng_ai[seat], st.turn[0], purpose, subject), total)
     for i in range(n):
         if values[i] > floor:
             if x < values[i] - floor:

@@ -35,6 +35,8 @@ from sim.kernels.rules.territory import node_income
 from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
     DISC_SIZES,
+    DRAW_BUILD,
+    DRAW_UNIT,
     FOOD,
     GOLD,
     OK,
@@ -99,11 +101,12 @@ def unit_values(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
 
 @njit
 def pick_unit(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
-              ranged: bool) -> np.int64:
+              ranged: bool, city: np.int64) -> np.int64:
     """A unit of the role drawn among the near-best by `unit_values`
-    (unit_band_pct), or -1 when the seat can build none."""
+    (unit_band_pct) for `city`, or -1 when the seat can build none."""
     values = unit_values(st, tb, ai, seat, ranged)
-    return graded_pick(st, seat, values, values.shape[0], ai.unit_band_pct)
+    return graded_pick(st, seat, values, values.shape[0], ai.unit_band_pct,
+                       np.int64(DRAW_UNIT), city)
 
 
 @njit
@@ -191,7 +194,7 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
         if not afford and threat == 0 and army >= n_cities:
             u_val = np.int64(0)
         if u_val > 0:
-            unit = pick_unit(st, tb, ai, seat, ranged)
+            unit = pick_unit(st, tb, ai, seat, ranged, city)
             if unit >= 0 and queue_check(st, tb, city, unit, seat) == OK:
                 values[unit] = u_val
     for b in range(n_b):
@@ -217,7 +220,7 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
                     if site >= 0:
                         values[u] = v
                 break
-    return graded_pick(st, seat, values, n_units + n_b, ai.band_pct)
+    return graded_pick(st, seat, values, n_units + n_b, ai.band_pct, np.int64(DRAW_BUILD), city)
 
 
 @njit

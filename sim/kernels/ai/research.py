@@ -18,7 +18,7 @@ from sim.jit import njit
 from sim.kernels.ai.choice import graded_pick
 from sim.kernels.rules.commands import research
 from sim.kernels.rules.seats import forbidden_tech
-from sim.rules.codes import PERCENT, W_SCIENCE
+from sim.rules.codes import DRAW_RESEARCH, PERCENT, W_SCIENCE
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -57,6 +57,7 @@ def ai_research(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64) -> Non
         if tb.observatory_tech >= 0 and on_road_to(tb, t, tb.observatory_tech):
             weight += ai.weights[W_SCIENCE] * ai.science_road_pct // PERCENT
         values[t] = weight * ai.research_value_scale // (tb.tech_cost[t] + ai.research_cost_offset)
-    best = graded_pick(st, seat, values, n, ai.research_band_pct)
+    best = graded_pick(st, seat, values, n, ai.research_band_pct,
+                       np.int64(DRAW_RESEARCH), np.int64(-1))
     if best >= 0 and st.seat_science[seat] >= tb.tech_cost[best]:
         research(st, tb, best, seat)

@@ -33,6 +33,8 @@ from sim.rules.codes import (
     CARD_SCIENCE,
     DISBAND_UPKEEP,
     DOMINANCE,
+    DRAW_EVENT_CARD,
+    DRAW_UNREST_CITY,
     EV_BUILT,
     EV_OBSERVATORY_COMPLETED,
     EV_REPAIRS,
@@ -55,7 +57,7 @@ from sim.rules.codes import (
     SCIENCE_WIN,
     TURN_LIMIT,
 )
-from sim.world.rng import below, weighted
+from sim.world.rng import draw_key, keyed_below, keyed_weighted
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -204,12 +206,15 @@ def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> Non
 
 @njit
 def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
-    """Draw one card from the EVENTS stream (V14, C: Events).
+    """Draw one card from the EVENTS stream (V14, C: Events), keyed by (turn, the
+    seat): the seat's card does not depend on how many draws came before it.
 
     Public unrest puts one of the seat's own cities not already in revolt,
     drawn uniformly, in revolt for unrest_turns (a Divan does not shorten it).
     """
-    card = weighted(st.rng_events, tb.card_weight)
+    turn = st.turn[0]
+    card = keyed_weighted(draw_key(st.rng_events[0], turn, np.int64(DRAW_EVENT_CARD), seat),
+                          tb.card_weight)
     kind = tb.card_kind[card]
     amount = tb.card_amount[card]
     if kind == CARD_PUBLIC_UNREST:
@@ -219,7 +224,7 @@ def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
                 n += 1
         if n == 0 or tb.unrest_turns <= 0:
             return
-        pick = below(st.rng_events, n)
+        pick = keyed_below(draw_key(st.rng_events[0], turn, np.int64(DRAW_UNREST_CITY), seat), n)
         for c in range(st.n_cities[0]):
             if st.city_tile[c] >= 0 and st.city_owner[c] == seat and st.city_revolt[c] == 0:
                 if pick == 0:
