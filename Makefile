@@ -31,18 +31,44 @@ lint: $(STAMP)
 	$(BIN)/ruff check sim tests tools
 
 # last night's run stays as runs/nightly-previous; the report's regression gate compares
-# tonight with it and `make nightly` fails when a victory share moved (sim report --against
-# exits 3);
+# tonight with it (sim report --against: a sequential test that grows both runs by blocks
+# until every victory share is decided or the [gate] budget is spent), and last night's
+# code is checked out beside it (runs/nightly-previous.code, when it was a clean commit
+# other than tonight's), so the gate can grow that run with the code that made it
+# (PYTHONSAFEPATH: `python -m` would put this checkout's sim/ first otherwise).
+# The gate's exit status becomes reports/nightly.status: 0 "pass" ("none" on a first night,
+# with nothing to gate against); 4 "inconclusive" (the
+# budget ran out: not a failure, `make nightly` succeeds and says so); 3 "fail" (a share
+# moved beyond its margin, or a variant is missing): `make nightly` fails; "error" when the
+# report itself could not be made (bad input: exit 2).
 # reports/nightly-history.parquet keeps every night's victory mix for the report's trend chart;
 # NIGHTLY=FILE runs another experiment the same way (a planted regression, a trial)
 NIGHTLY ?= experiments/nightly.toml
+PREVIOUS := runs/nightly-previous
 nightly: $(STAMP)
-	@if [ -f runs/nightly/provenance.json ]; then rm -rf runs/nightly-previous && \
-		mv runs/nightly runs/nightly-previous; fi
+	@rm -f reports/nightly.status
+	@if [ -f runs/nightly/provenance.json ]; then rm -rf $(PREVIOUS) && \
+		mv runs/nightly $(PREVIOUS); fi
+	@rm -rf $(PREVIOUS).code && git worktree prune; \
+	commit=$$($(BIN)/python -c "import json; c = json.load(open('$(PREVIOUS)/provenance.json'))\
+	['code_version']; print('' if c.get('dirty') else c.get('commit', ''))" 2>/dev/null); \
+	if [ -n "$$commit" ] && [ "$$commit" != "$$(git rev-parse HEAD)" ]; then \
+		git worktree add --detach --quiet $(PREVIOUS).code $$commit; fi
 	$(BIN)/sim sweep $(NIGHTLY) --out runs/nightly --replace-stale --quiet
-	$(BIN)/sim report runs/nightly --out reports/nightly.html \
-		--history reports/nightly-history.parquet \
-		$$(test -d runs/nightly-previous && echo --against runs/nightly-previous)
+	@set --; \
+	if [ -d $(PREVIOUS) ]; then set -- --against $(PREVIOUS); fi; \
+	if [ -d $(PREVIOUS).code ]; then set -- "$$@" --against-sim \
+		"env PYTHONSAFEPATH=1 PYTHONPATH=$(abspath $(PREVIOUS).code) $(abspath $(BIN))/python -m sim.cli"; fi; \
+	status=0; $(BIN)/sim report runs/nightly --out reports/nightly.html \
+		--history reports/nightly-history.parquet "$$@" || status=$$?; \
+	case $$status in \
+		0) if [ -d $(PREVIOUS) ]; then echo pass; else echo none; fi > reports/nightly.status ;; \
+		4) echo inconclusive > reports/nightly.status; \
+		   echo "nightly: INCONCLUSIVE: the gate's match budget ran out before every share" \
+		        "was decided (reports/nightly.html; reports/nightly.status)" ;; \
+		3) echo fail > reports/nightly.status; exit 3 ;; \
+		*) mkdir -p reports; echo error > reports/nightly.status; exit $$status ;; \
+	esac
 
 bench: $(STAMP)
 	$(BIN)/sim bench territory

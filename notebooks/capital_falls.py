@@ -26,7 +26,7 @@ import os
 import altair as alt
 
 from sim.analysis import charts, metrics
-from sim.analysis.load import load_run
+from sim.analysis.load import load_run, missing_table_notes
 from sim.outputs.store import locate_run
 
 # charts as inline SVG drawn by vl-convert: nothing is fetched from a CDN, so they
@@ -35,6 +35,10 @@ alt.renderers.enable("svg")
 # SIM_RUN_DIR relative to the project root, not to notebooks/ where the kernel runs;
 # a missing, unfinished or damaged run stops here with one line saying why
 run = load_run(locate_run(os.environ.get("SIM_RUN_DIR", "runs/demo")))
+# a run that chose not to write some tables (tables_out) reads them as empty: what
+# that costs this notebook
+for note in missing_table_notes(run.provenance):
+    print(note)
 
 # %%
 falls = metrics.capital_falls_per_match(run.events, run.matches)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -179,7 +180,8 @@ def test_paired_victory_tests_pair_by_match_index():
 
 def test_paired_victory_tests_detect_a_planted_science_shift():
     """V16: a variant with science wins 0.2 more often over 400 paired matches is flagged
-    (small Holm-adjusted p, changed=True); an identical variant gives p = 1 everywhere."""
+    (small Holm-adjusted p, changed=True); an identical variant has no test to compute
+    (no discordant pair, no spread): null p everywhere, left out of the Holm family."""
     rng = np.random.default_rng(3)
     n = 400
     cats = np.array(["conquest", "science", "dominance", "turn_limit"])
@@ -193,14 +195,18 @@ def test_paired_victory_tests_detect_a_planted_science_shift():
     tests = pl.concat([M.paired_victory_tests(m, "base"),
                        M.paired_metric_tests(m, empty_seats, empty_events, "base")],
                       how="diagonal")
-    # the identical variant's McNemar tests have no discordant pair: they cannot be flagged
-    with pytest.warns(M.ResolutionWarning, match="4 of 12 tests"):
+    # the identical variant's tests cannot be computed (no discordant pair; end turns and
+    # capital falls alike in every pair, as the up variant's): Holm counts the up
+    # variant's four victory tests only
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", M.ResolutionWarning)
         out = M.significance(tests)
+    assert out.get_column("p_value").drop_nulls().len() == 4
     sci = row(out, variant="up", metric="victory=science")
     assert sci["difference"] == pytest.approx(0.2, abs=0.07)
     assert sci["p_adjusted"] < 1e-3 and sci["changed"]
     same = out.filter(pl.col("variant") == "same")
-    assert same.get_column("p_value").to_list() == [1.0] * same.height
+    assert same.get_column("p_value").null_count() == same.height
     assert not same.get_column("changed").any()
 
 
@@ -246,19 +252,20 @@ def test_t13_v08_paired_metric_tests_on_hand_built_matches():
     win = row(out, metric="winner_gold_share")
     assert win["n_pairs"] == 2
     assert win["difference"] == pytest.approx(0.1)
-    # standing seats with score > 0, each weighing the same: base 0.1, 0, 0.2, 0.1, 0.1
-    # (match 1's seat 1 is out); v 0.3, 0.2, 0.2, 0, 0.1 (match 2's seat 1 is out)
+    # standing seats with score > 0 in both matches of a pair (the common survivors),
+    # each weighing the same: base's match 1 seat 1 and v's match 2 seat 1 are out, so
+    # seats (0, 0), (0, 1), (1, 0), (2, 0): base 0.1, 0, 0.2, 0.1; v 0.3, 0.2, 0.2, 0.1
     standing = row(out, metric="standing_gold_share")
     assert standing["n_pairs"] == 3
-    assert standing["baseline_value"] == pytest.approx(0.5 / 5)
-    assert standing["variant_value"] == pytest.approx(0.8 / 5)
-    assert standing["difference"] == pytest.approx(0.06)
+    assert standing["baseline_value"] == pytest.approx(0.4 / 4)
+    assert standing["variant_value"] == pytest.approx(0.8 / 4)
+    assert standing["difference"] == pytest.approx(0.1)
     falls = row(out, metric="capital_falls")
     assert (falls["baseline_value"], falls["variant_value"], falls["difference"]) == \
         (0.0, 1.0, 1.0)
 
 
-def test_identical_variants_give_p_one():
+def test_identical_variants_have_no_test_to_compute():
     rng = np.random.default_rng(5)
     vic = rng.choice(["science", "conquest", "turn_limit"], size=60).tolist()
     ends = rng.integers(20, 90, size=60).tolist()
@@ -266,9 +273,9 @@ def test_identical_variants_give_p_one():
     tests = pl.concat([M.paired_victory_tests(m, "base"),
                        M.paired_metric_tests(m, frame("seats", []), frame("events", []),
                                              "base")], how="diagonal")
-    assert tests.get_column("p_value").drop_nulls().to_list() == [1.0] * 6
-    with pytest.warns(M.ResolutionWarning):
-        assert not M.significance(tests, "bh").get_column("changed").any()
+    # no discordant pair, no spread: every p null, and none counted by a correction
+    assert tests.get_column("p_value").null_count() == tests.height
+    assert not M.significance(tests, "bh").get_column("changed").any()
 
 
 def _aa_dataset(rng: np.random.Generator, n: int) -> tuple[pl.DataFrame, ...]:

@@ -1,15 +1,33 @@
-"""The regression gate (issue 14): equivalence of victory shares between two runs
-(TOST as a 90 % interval inside ±margin), paired when the runs played the same matches."""
+"""The regression gate (issues 14, 44): a sequential three-way test of every victory
+share between two runs on anytime-valid bounds (PASS inside ±margin, FAIL changed
+beyond it, INCONCLUSIVE while neither), paired when the runs played the same matches;
+`sim report --against` grows both runs until it decides (exit 0, 3, 4)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import numpy as np
 import polars as pl
 import pytest
 
-from sim.analysis.gate import compared, failures, gate, passed, same_matches
+from sim.analysis.gate import (
+    INCONCLUSIVE,
+    compared,
+    failures,
+    gate,
+    matches_needed,
+    overall,
+    passed,
+    same_matches,
+    sequence_verdict,
+    share_verdict,
+    simulated_runs,
+    still_needed,
+    summary,
+)
 from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
 
@@ -19,10 +37,20 @@ def _run(victories: list[str], variant: str = "baseline") -> pl.DataFrame:
                          "victory": victories, "winner": 0, "end_turn": 80})
 
 
-def test_identical_runs_pass_whatever_their_size():
+def test_identical_runs_pass_whatever_their_size_and_still_print_their_interval():
     small = _run(["conquest", "science", "dominance", "turn_limit"] * 5)
     table = gate(small, small, paired=True)
     assert passed(table) and set(table.get_column("verdict")) == {"PASS identical"}
+    assert table.get_column("lo").null_count() == 0 and (table.get_column("lo") < 0).all()
+    assert (table.get_column("hi") > 0).all()
+
+
+def test_an_interval_touching_the_margin_decides_nothing():
+    # "inside ±margin" and "beyond the margin" are both strict
+    assert share_verdict(-0.02, 0.01, 0.02) == INCONCLUSIVE
+    assert share_verdict(0.02, 0.05, 0.02) == INCONCLUSIVE
+    assert share_verdict(-0.0199, 0.0199, 0.02) == "PASS"
+    assert share_verdict(0.0201, 0.05, 0.02) == "FAIL changed"
 
 
 def test_a_planted_five_point_shift_fails_as_changed_and_a_small_one_passes():
@@ -38,17 +66,63 @@ def test_a_planted_five_point_shift_fails_as_changed_and_a_small_one_passes():
     assert passed(gate(_run(nudged), _run(before), paired=True, margin=0.02))
 
 
-def test_too_few_matches_are_inconclusive_and_independent_runs_use_wider_intervals():
+def test_too_few_matches_are_inconclusive_with_the_matches_still_needed():
     before = ["dominance" if i % 5 == 0 else "conquest" for i in range(200)]
     shifted = ["dominance" if i % 5 == 1 else "conquest" for i in range(200)]
     table = gate(_run(shifted), _run(before), paired=True)
     played = table.filter(pl.col("victory").is_in(["conquest", "dominance"]))
-    assert set(played.get_column("verdict")) == {"FAIL inconclusive"}
-    # a type no match of either run ended with is trivially equivalent
-    assert set(table.filter(pl.col("victory") == "science").get_column("verdict")) == {"PASS"}
+    assert set(played.get_column("verdict")) == {INCONCLUSIVE}
+    assert overall(table) == INCONCLUSIVE and not passed(table) and failures(table) == 0
+    # 40 % of the pairs disagree: the bounds need thousands of matches, not 200
+    assert 2_000 < still_needed(table) < 1_000_000
+    assert "INCONCLUSIVE (4 of 4 shares undecided; about" in summary(table)
+    # a type no match of either run ended with (no pair disagrees) needs far fewer
+    need = dict(table.select("victory", "needed").iter_rows())
+    assert need["science"] * 10 < need["conquest"]
     alone = gate(_run(shifted), _run(before), paired=False)
     assert not alone.get_column("paired").any()
     assert (alone.get_column("hi") - alone.get_column("lo")).min() > 0
+
+
+def test_matches_needed_grows_as_the_estimate_nears_the_margin():
+    def differences(gains: int, losses: int) -> np.ndarray:
+        return np.r_[np.ones(gains), -np.ones(losses), np.zeros(2000 - gains - losses)]
+
+    at_zero, nearer = differences(400, 400), differences(410, 390)    # 0 and +0.01
+    assert 2000 < matches_needed(at_zero, 0.02) < matches_needed(nearer, 0.02) < 1_000_000
+    assert matches_needed(at_zero, 0.05) < matches_needed(at_zero, 0.02)
+    # the bounds tuned to half the margin narrow to about a quarter of it at most: an
+    # estimate on the margin is never decided, and says so
+    rng = np.random.default_rng(5)
+    on_margin = gate(_run(list(rng.permutation(["science"] * 620 + ["conquest"] * 1380))),
+                     _run(list(rng.permutation(["science"] * 580 + ["conquest"] * 1420))),
+                     paired=False)
+    assert still_needed(on_margin) is None
+    assert "2 on their margin so far" in summary(on_margin)  # science and conquest
+
+
+def test_the_sequence_on_simulated_runs_decides_as_the_gate_does():
+    rng = np.random.default_rng(7)
+    mix = np.array([[0.30, 0.25, 0.16, 0.29]] * 2)
+    moved = mix.copy()
+    moved[0, 0], moved[0, 3] = 0.20, 0.39
+    names = ["conquest", "science", "dominance", "turn_limit"]
+    for now_mix, expect in ((mix, "PASS"), (moved, "FAIL")):
+        now, before = simulated_runs(rng, mix, now_mix, 6000, 0.13)
+        verdict, stopped = sequence_verdict(now, before, 0.05, [2000, 4000, 6000])
+        assert verdict == expect
+
+        def frame(codes: np.ndarray, held: int) -> pl.DataFrame:
+            return pl.concat([_run([names[c] for c in codes[v, :held]], f"v{v}")
+                              for v in range(2)])
+
+        table = gate(frame(now, stopped), frame(before, stopped), paired=True, margin=0.05)
+        assert overall(table) == expect
+    # the marginals are the mixes, and pairing keeps a share of matches alike
+    now, before = simulated_runs(rng, mix[:1], mix[:1], 200_000, 0.13)
+    assert np.bincount(now[0]) / 200_000 == pytest.approx(mix[0], abs=0.005)
+    changed = (1 - 0.13) * (1 - (mix[0] ** 2).sum())
+    assert (now != before).mean() == pytest.approx(changed, abs=0.005)
 
 
 def test_paired_runs_of_different_sizes_compare_every_column_on_the_common_matches():
@@ -96,37 +170,77 @@ def _sim(*args: str) -> subprocess.CompletedProcess:
                           text=True, cwd=REPO_ROOT)
 
 
-def test_report_against_an_earlier_run_exits_3_when_the_gate_fails(tmp_path):
-    def sweep(name: str, setting: str, seats: int = 4) -> str:
+def test_report_against_an_earlier_run_exits_0_3_or_4_and_grows_both_runs(tmp_path):
+    def sweep(name: str, setting: str, seats: int = 4, variants: str = "") -> str:
         exp = tmp_path / f"{name}.toml"
         exp.write_text(f'name = "{name}"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\n'
                        f'matches = 16\nseats = {seats}\nlength = "short"\nchunk_size = 16\n'
-                       f'[[variants]]\nname = "baseline"\n{setting}\n')
+                       f'[gate]\nblock = 16\n'
+                       f'[[variants]]\nname = "baseline"\n{setting}\n{variants}')
         out = tmp_path / name
         proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
         assert proc.returncode == 0, proc.stderr
         return str(out)
 
-    first = sweep("first", "")
+    first = sweep("first", "", variants='[[variants]]\nname = "gold-3"\n'
+                  'set = { "score.gold_per_point" = 3 }\n')
     again = _sim("report", first, "--against", first, "--out", str(tmp_path / "a.html"))
     assert again.returncode == 0, again.stderr
     assert "PASS" in again.stdout and "Regression gate: PASS" in (tmp_path / "a.html").read_text()
     moved = sweep("moved", 'set = { "units.warrior.attack" = 9 }')
-    proc = _sim("report", moved, "--against", first, "--out", str(tmp_path / "b.html"))
+    # gold-3 is gone from the new run: FAIL missing, exit 3 (whatever the shares say)
+    proc = _sim("report", moved, "--against", first, "--out", str(tmp_path / "b.html"),
+                "--budget", "16")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "FAIL" in proc.stdout and (tmp_path / "b.html").is_file()
-    assert "note:" not in proc.stderr  # the same game, another balance
-    # a margin with no gate to apply it to is refused, not ignored
+    assert "note:" in proc.stderr and "gold-3" in proc.stderr
+    # 16 matches decide no share: INCONCLUSIVE, exit 4, with the matches still needed
+    again = sweep("again", "")
+    proc = _sim("report", again, "--against", moved, "--out", str(tmp_path / "c.html"),
+                "--budget", "16", "--margin", "0.1")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "INCONCLUSIVE" in proc.stdout and "matches per variant in each run" in proc.stdout
+    assert "Regression gate: INCONCLUSIVE" in (tmp_path / "c.html").read_text()
+    # a budget of 32: both runs grow by the [gate] block to 32 matches and are looked at
+    # again (the same folders: a report of the grown runs reads 32 pairs)
+    proc = _sim("report", again, "--against", moved, "--out", str(tmp_path / "d.html"),
+                "--budget", "32", "--margin", "0.1", "--jobs", "1")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "growing both runs to 32" in proc.stderr
+    for run in (again, moved):
+        prov = json.loads((tmp_path / run / "provenance.json").read_text())
+        assert prov["matches_per_variant"] == 32
+    assert "32 matches per variant" in proc.stdout
+    assert _sim("check-run", moved).returncode == 0
+    # a run made by other code cannot grow here: refused, nothing played
+    prov_path = tmp_path / "moved" / "provenance.json"
+    prov = json.loads(prov_path.read_text())
+    prov["fingerprint"]["code"]["source"] = "0" * 16
+    prov_path.write_text(json.dumps(prov))
+    grow = _sim("extend", moved, "--to", "48", "--quiet")
+    assert grow.returncode == 2 and "another code version" in grow.stderr
+    # nor does the gate grow it: it says so, and tonight's run is not grown alone
+    proc = _sim("report", again, "--against", moved, "--out", str(tmp_path / "g.html"),
+                "--budget", "48", "--margin", "0.1", "--jobs", "1")
+    # (at 32 matches the bounds are some ±0.6 wide: nothing is decided at ±0.1)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "could not add matches" in proc.stderr and "another code version" in proc.stderr
+    assert json.loads((tmp_path / "again" / "provenance.json").read_text())[
+        "matches_per_variant"] == 32
+    # options of the gate without a gate are refused, not ignored
     assert "file's [gate]" in _sim("report", "--help").stdout  # not eaten as markup
-    alone = _sim("report", first, "--margin", "0.05", "--out", str(tmp_path / "c.html"))
-    assert alone.returncode == 2 and "--margin" in alone.stderr and "--against" in alone.stderr
+    for option in (("--margin", "0.05"), ("--budget", "100")):
+        alone = _sim("report", first, *option, "--out", str(tmp_path / "e.html"))
+        assert alone.returncode == 2 and option[0] in alone.stderr
+        assert "--against" in alone.stderr
     # the shares of another game (3 seats against 4) are compared, and said to be
     three = sweep("three", "", seats=3)
-    other = _sim("report", three, "--against", first, "--out", str(tmp_path / "d.html"))
-    assert other.returncode in (0, 3), other.stderr
+    other = _sim("report", three, "--against", first, "--out", str(tmp_path / "f.html"),
+                 "--budget", "16")
+    assert other.returncode in (0, 3, 4), other.stderr
     assert "played 3 seats" in other.stderr and "4 seats" in other.stderr
     # and the page says so too, where the verdict is read
-    page = (tmp_path / "d.html").read_text()
+    page = (tmp_path / "f.html").read_text()
     assert "two different games" in page and "played 3 seats" in page
 
 

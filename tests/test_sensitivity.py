@@ -423,3 +423,30 @@ def test_the_command_prints_a_lever_once_with_its_other_keys(capsys):
     assert lines[1] == ("  match setup: match.radius_scale_pct.standard +0.140* (= map.radius), "
                         "match.lengths.standard +0.110*, "
                         "match.dominance_scale_pct.standard +0.050*")
+
+
+def test_a_value_that_moves_only_the_gold_term_is_not_inert():
+    """Issue 44: the winner, victory and end turn of every match alike at both sides,
+    but the standing seats' gold shares moved: the parameter has an effect, so it is
+    not inert; a parameter whose sides are alike in everything is."""
+    from sim.analysis.sensitivity import effects
+    from tests.test_analysis import frame, matches_of
+
+    n = 40
+    victories = ["science", "conquest"] * (n // 2)
+    sides = ("gold.lo", "gold.hi", "same.lo", "same.hi")
+    matches = pl.concat([matches_of(v, victories) for v in sides])
+    seats = frame("seats", [
+        {"match_id": f"{v}:{i}", "match_index": i, "seat": s, "winner": s == 0,
+         "alive": True, "score": 100, "variant": v,
+         "gold_points": (30 if v == "gold.hi" else 10) + s + i % 3}
+        for v in sides for i in range(n) for s in range(2)])
+    design_ = {"parameters": [
+        {"key": k, "base": 3.0, "low": 2.0, "high": 4.0, "low_variant": f"{k}.lo",
+         "high_variant": f"{k}.hi"} for k in ("gold", "same")]}
+    table = effects(design_, matches, seats, frame("events", []))
+    inert = dict(table.select("parameter", "inert").unique().iter_rows())
+    assert inert == {"gold": False, "same": True}
+    gold = table.filter((pl.col("parameter") == "gold")
+                        & (pl.col("metric") == "standing_gold_share")).row(0, named=True)
+    assert gold["effect"] == pytest.approx(0.2) and gold["changed"]

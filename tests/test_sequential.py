@@ -21,7 +21,7 @@ from sim.analysis.sequential import (
 from sim.outputs.schemas import SORT_KEYS, TABLES
 from sim.outputs.store import scan, verify_run
 from sim.runner.experiments import ExperimentError, load_experiment
-from sim.runner.sequential import run_sequential
+from sim.runner.sequential import extend_run, grow_until_decided, run_sequential
 from sim.runner.sweep import run_sweep
 from tests.test_runs_support import experiment_text, one_line_error, sim
 
@@ -169,6 +169,45 @@ def test_the_stopped_sweep_equals_a_fixed_size_sweep_of_its_prefix(stopped):
     assert ours.keys() == theirs.keys()
     for table in ours:
         assert ours[table].equals(theirs[table]), table
+
+
+def test_the_report_of_a_sequential_sweep_shows_the_intervals_it_stopped_on(stopped):
+    from sim.report.html import build_report
+
+    _, _, out, result = stopped
+    page = build_report(out)
+    assert "Where the sequential sweep stopped: anytime-valid intervals" in page
+    assert f"stopped at {result['sequential']['stopped_at']} matches per variant" in page
+    last = result["sequential"]["looks"][-1]["rows"][0]
+    assert f"{100 * last['lo']:.1f}" in page and f"{100 * last['hi']:.1f}" in page
+
+
+def test_a_grown_run_equals_a_fixed_size_sweep_of_its_size(stopped):
+    """extend_run (what the regression gate grows both runs with) plays matches
+    [20, 40) of the run's own experiment into its folder: the folder then equals a
+    fixed-size sweep of 40 matches row for row."""
+    tmp = stopped[0]
+    small = tmp / "small.toml"
+    small.write_text(experiment_text(name="grow", matches=20, chunk_size=10))
+    run_sweep(load_experiment(small), tmp / "grow", progress=False)
+    looks = []
+
+    def look() -> tuple[bool, int, str]:
+        held = json.loads((tmp / "grow" / "provenance.json").read_text())
+        looks.append(held["matches_per_variant"])
+        return False, looks[-1], "undecided"
+
+    grown = grow_until_decided(look, [lambda n: extend_run(tmp / "grow", n)], budget=40,
+                               block=10)
+    assert [x["matches"] for x in grown] == looks == [20, 30, 40]
+    assert extend_run(tmp / "grow", 30) is None  # never shrinks
+    big = tmp / "big.toml"
+    big.write_text(experiment_text(name="grow", matches=40, chunk_size=10))
+    run_sweep(load_experiment(big), tmp / "big", progress=False)
+    ours, theirs = _tables(tmp / "grow"), _tables(tmp / "big")
+    for table in theirs:
+        assert ours[table].equals(theirs[table]), table
+    assert verify_run(tmp / "grow").complete
 
 
 def test_a_resumed_sequential_sweep_stops_at_the_same_prefix(stopped, tmp_path):

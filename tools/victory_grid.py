@@ -1,7 +1,8 @@
 """The victory mix and seat fairness over seat counts and match lengths, in one table.
 
     .venv/bin/python tools/victory_grid.py [--matches N] [--seats 2,3,4,6]
-        [--lengths short,standard,long] [--jobs J] [--root-seed S] [--set key.path=value ...]
+        [--lengths short,standard,long] [--jobs J] [--root-seed S] [--skill K]
+        [--set key.path=value ...]
 
 Plays N matches (default 300) of the default tables, with any `--set` overrides, for
 every seat count × length preset, on `--jobs` worker processes (joblib), and prints
@@ -9,6 +10,7 @@ one row a cell: the share of each victory type with the mean end turn, the turn
 limit's share, and the chi-square p-value of win rate by seat (D1). Matches use root
 seed 7100 (`--root-seed`: another sample of the grid) and match indices 0..N-1 in every
 cell (common random numbers), personalities rotating with the match index as in a sweep.
+`--skill K` plays every seat at AI skill K (D11; default 0).
 The balance tables of docs/balance.md come from it.
 """
 
@@ -26,7 +28,7 @@ ROOT_SEED = 7100
 
 
 def _play(overrides: dict, seats: int, length: str, indices: range,
-          root_seed: int = ROOT_SEED) -> list[tuple]:
+          root_seed: int = ROOT_SEED, skill: int = 0) -> list[tuple]:
     from sim.engine.match import play_match
     from sim.rules.tables import load_tables
 
@@ -37,7 +39,8 @@ def _play(overrides: dict, seats: int, length: str, indices: range,
         shift = i % len(names)
         order = [names[(s + shift) % len(names)] for s in range(seats)]
         st, _board, _log = play_match(tables, root_seed, i, n_seats=seats, length=length,
-                                      personalities=order)
+                                      personalities=order,
+                                      seat_ai=[{"skill": skill}] * seats if skill else None)
         victory = int(st.victory[0])
         out.append((VICTORY_NAMES[victory] if victory >= 0 else None, int(st.winner[0]),
                     int(st.turn[0])))
@@ -53,6 +56,7 @@ def main() -> None:
     parser.add_argument("--lengths", default="short,standard,long")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--root-seed", type=int, default=ROOT_SEED)
+    parser.add_argument("--skill", type=int, default=0, help="every seat's AI skill (D11)")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     overrides = parse_overrides(args.set)
@@ -64,8 +68,9 @@ def main() -> None:
         for length in args.lengths.split(","):
             parts = [range(a, min(a + chunk, args.matches))
                      for a in range(0, args.matches, chunk)]
+            play = delayed(_play)
             rows = [r for part in Parallel(n_jobs=args.jobs)(
-                delayed(_play)(overrides, seats, length, p, args.root_seed) for p in parts)
+                play(overrides, seats, length, p, args.root_seed, args.skill) for p in parts)
                 for r in part]
             mix = Counter(v for v, _w, _t in rows)
             ends: dict[str, list[int]] = {}

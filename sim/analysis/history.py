@@ -9,6 +9,7 @@ reads it back.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import polars as pl
 
 from sim.analysis.load import read_table
 from sim.analysis.victory import victory_frequencies
+from sim.outputs.storage import is_remote, run_path
 from sim.outputs.store import read_provenance
 
 SCHEMA = {"run_id": pl.Utf8, "finished": pl.Utf8, "commit": pl.Utf8, "experiment": pl.Utf8,
@@ -40,8 +42,13 @@ def history_rows(matches: pl.DataFrame, provenance: dict[str, Any]) -> pl.DataFr
 
 
 def read_history(path: Path | str) -> pl.DataFrame:
-    path = Path(path)
-    return pl.read_parquet(path).cast(SCHEMA) if path.is_file() else pl.DataFrame(schema=SCHEMA)
+    """The index at `path` (a file, or any fsspec URL: sim.outputs.storage); empty
+    when there is none yet."""
+    path = run_path(path)
+    if not path.is_file():
+        return pl.DataFrame(schema=SCHEMA)
+    return pl.read_parquet(io.BytesIO(path.read_bytes()) if is_remote(path) else path
+                           ).cast(SCHEMA)
 
 
 def with_run(history: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
@@ -57,12 +64,17 @@ def history_with_run(path: Path | str, run_dir: Path | str) -> pl.DataFrame:
     """The index at `path` (empty when there is none yet) with the run in `run_dir`
     added (with_run: nothing written)."""
     return with_run(read_history(path), history_rows(read_table(run_dir, "matches"),
-                                                     read_provenance(Path(run_dir))))
+                                                     read_provenance(run_dir)))
 
 
 def write_history(path: Path | str, history: pl.DataFrame) -> None:
-    """Write the index to `path` atomically."""
-    path = Path(path)
+    """Write the index to `path` atomically (on an object store, one PUT)."""
+    path = run_path(path)
+    if is_remote(path):
+        buf = io.BytesIO()
+        history.write_parquet(buf)
+        path.write_bytes(buf.getvalue())
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     history.write_parquet(tmp)

@@ -15,7 +15,8 @@ from typing import Any
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
-from sim.outputs.store import scan
+from sim.outputs.storage import run_path
+from sim.outputs.store import PARTS, scan, table_files
 
 
 def empty_table(table: str) -> pl.DataFrame:
@@ -28,14 +29,17 @@ def scan_table(root: Path | str, table: str) -> pl.LazyFrame:
     schema order, `variant` (Utf8, from the hive path), then any others; rows in no
     particular order (read_table sorts). An empty typed frame's scan when the folder
     is missing. Filters on `variant` read only that variant's files."""
-    folder = Path(root) / table
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+    folder = run_path(root) / table
+    files = table_files(run_path(root), table)  # None: never compacted, every part
+    if (not folder.is_dir() or not any(folder.rglob(PARTS))) if files is None \
+            else not files:
         return empty_table(table).lazy()
     # the layout of sim.outputs.store.scan, with `variant` forced to a string: a variant named
     # "1" or "2024-01-01" must not be read back as a number or a date
     # low_memory: a scan decodes a row group at a time rather than several at once; the
     # report's filters over 14 million event rows peak 150 MB lower, and no slower
-    frame = pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
+    frame = pl.scan_parquet(str(folder / "**" / PARTS) if files is None else
+                            [str(p) for p in files], hive_partitioning=True,
                             hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False,
                             low_memory=True)
     names = frame.collect_schema().names()
@@ -114,7 +118,7 @@ def _variant_ids(provenance: dict[str, Any], *frames: pl.DataFrame) -> list[str]
 def _open(run_dir: Path | str, read) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """(root, tables by name via `read(root, table)`, provenance) of a run folder, or
     RunFolderError (see load_run)."""
-    root = Path(run_dir)
+    root = run_path(run_dir)
     if not root.is_dir():
         raise RunFolderError(f"{root}: no such run folder" if not root.exists()
                              else f"{root}: not a folder")
@@ -164,14 +168,19 @@ def scan_run(run_dir: Path | str) -> RunScan:
 
 
 def _parts(root: Path, table: str) -> int:
-    folder = Path(root) / table
-    return sum(1 for _ in folder.rglob("*.parquet")) if folder.is_dir() else 0
+    files = table_files(run_path(root), table)
+    if files is not None:  # a compacted run: its record's files and newer parts
+        return len(files)
+    folder = run_path(root) / table
+    return sum(1 for _ in folder.rglob(PARTS)) if folder.is_dir() else 0
 
 
 def _summary_written(root: Path, table: str) -> bool:
     """Every chunk of the run wrote the aggregate table `table` (a part for each part
     of matches)."""
     written = _parts(root, table)
+    if table_files(run_path(root), "matches") is not None:  # compacted: files differ in number
+        return written > 0
     return written > 0 and written == _parts(root, "matches")
 
 
@@ -186,6 +195,42 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
     """The aggregate table `table` as a lazy scan (variant from the hive path) when
     every chunk of the run wrote it, else None."""
     return scan(root, table) if _summary_written(root, table) else None
+
+
+# what the report loses when a run did not write a table (the experiment's tables_out):
+# the readers see an empty table, and these lines say what that empties
+TABLE_COSTS = {
+    "seats": "seat fairness, the gold share and its paired test, the score "
+             "decomposition, capital-fall cascades, what each strategy is worth, how "
+             "the game plays and the anomalies read per seat (blowouts, early "
+             "eliminations)",
+    "events": "content usage (unless the usage table was written), capital-fall cascades, "
+              "the paired tests of event counts, the mechanisms behind a moved victory "
+              "mix and the anomalies read from events",
+    "turns": "how the game plays (its quality metrics), and near misses, the gold "
+             "trajectory and stalls unless the dominance_runs, gold_turns and quiet "
+             "tables were written",
+    "usage": "nothing while events is written (content usage is then read from it, more "
+             "slowly)",
+    "quiet": "nothing while turns and events are written (stalls are then read from them)",
+    "dominance_runs": "nothing while turns is written (near misses are then read from it)",
+    "gold_turns": "nothing while turns is written (the gold trajectory is then read from "
+                  "it)",
+}
+
+
+def missing_tables(provenance: dict[str, Any]) -> list[str]:
+    """The tables a run chose not to write (its experiment's tables_out)."""
+    chosen = provenance.get("tables_out")
+    return [t for t in TABLE_COSTS if chosen is not None and t not in chosen]
+
+
+def missing_table_notes(provenance: dict[str, Any]) -> list[str]:
+    """One sentence per table the run did not write: what the report shows without it."""
+    return [f"This run did not write the {t} table (tables_out): it costs {TABLE_COSTS[t]}; "
+            f"those sections show nothing for it." if not TABLE_COSTS[t].startswith("nothing")
+            else f"This run did not write the {t} table (tables_out): that costs "
+                 f"{TABLE_COSTS[t]}." for t in missing_tables(provenance)]
 
 
 def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
@@ -218,4 +263,4 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
 
 
 __all__ = ["Run", "RunFolderError", "RunScan", "empty_table", "event_rows", "load_run",
-           "read_table", "scan_run", "scan_table"]
+           "missing_table_notes", "missing_tables", "read_table", "scan_run", "scan_table"]

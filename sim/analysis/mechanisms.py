@@ -41,6 +41,7 @@ from sim.analysis.headline import effect_text
 from sim.analysis.paired import significance
 from sim.analysis.quality import match_slices
 from sim.analysis.stats import paired_t
+from sim.outputs.storage import run_path
 from sim.outputs.store import scan
 from sim.rules.codes import BANDIT, NEUTRAL
 
@@ -108,10 +109,10 @@ def _event_counts(events: pl.LazyFrame) -> pl.DataFrame:
 def _offer_counts(root: Path | None, variant: str) -> pl.LazyFrame | None:
     """(match_index, mechanism, count) of the run's `truces` table (truce offers,
     accepted and declined), when the run has one; else None."""
-    folder = None if root is None else Path(root) / "truces"
+    folder = None if root is None else run_path(root) / "truces"
     if folder is None or not folder.is_dir() or not any(folder.rglob("*.parquet")):
         return None
-    offers = scan(Path(root), "truces").filter(pl.col("variant") == variant)
+    offers = scan(run_path(root), "truces").filter(pl.col("variant") == variant)
     names = offers.collect_schema().names()
     if "match_index" not in names:
         return None
@@ -143,7 +144,7 @@ def mechanism_counts(events: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
         index = done.filter(pl.col("variant") == variant).get_column("match_index")
         counted = [_event_counts(mine.filter(pl.col("match_index").is_between(lo, hi)))
                    for lo, hi in match_slices(index, EVENT_SLICE)]
-        offers = _offer_counts(Path(root) if root is not None else None, variant)
+        offers = _offer_counts(run_path(root) if root is not None else None, variant)
         if offers is not None:
             counted.append(offers.collect(engine="streaming"))
         found += [part.select(pl.lit(variant, pl.Utf8).alias("variant"), pl.all())

@@ -74,9 +74,10 @@ def paired_victory_tests(matches: pl.DataFrame, baseline: str,
     Columns: variant, metric ("victory=science", …), baseline_value, variant_value
     (shares over the pairs used), difference (variant − baseline), lo, hi (paired
     interval of the difference, stats.paired_share_interval: Newcombe's
-    square-and-add of Wilson intervals), p_value (stats.mcnemar_exact),
-    min_p_value (the smallest p-value McNemar can give with these discordant
-    pairs), n_pairs (pairs used: both matches
+    square-and-add of Wilson intervals), p_value (stats.mcnemar_exact; null when no
+    pair is discordant: the test cannot be computed, and a correction must not count
+    it), min_p_value (the smallest p-value McNemar can give with these discordant
+    pairs; null with none), n_pairs (pairs used: both matches
     finished), discordant_gain (X in the variant's match only), discordant_loss
     (X in the baseline's only). The baseline itself is excluded; a variant with
     no finished match in common with the baseline gives no rows.
@@ -96,8 +97,11 @@ def paired_victory_tests(matches: pl.DataFrame, baseline: str,
             rows.append({"variant": variant, "metric": f"victory={cat}",
                          "baseline_value": float(b.mean()), "variant_value": float(v.mean()),
                          "difference": diff, "lo": lo, "hi": hi,
-                         "p_value": mcnemar_exact(gain, loss),
-                         "min_p_value": mcnemar_exact(gain + loss, 0), "n_pairs": n,
+                         # no discordant pair: McNemar's statistic is 0/0, a test that
+                         # cannot be computed; null keeps it out of the Holm family
+                         "p_value": mcnemar_exact(gain, loss) if gain + loss else None,
+                         "min_p_value": mcnemar_exact(gain + loss, 0) if gain + loss
+                         else None, "n_pairs": n,
                          "discordant_gain": gain, "discordant_loss": loss})
     schema = {**_TESTS_SCHEMA, "discordant_gain": pl.Int64, "discordant_loss": pl.Int64}
     out = pl.DataFrame(rows, schema=schema, orient="row")
@@ -113,7 +117,8 @@ def victory_mix_tests(matches: pl.DataFrame, baseline: str) -> pl.DataFrame:
     whose winning seat differs), statistic, df, p_value (Stuart–Maxwell test of
     marginal homogeneity of the baseline × variant table of victory types,
     stats.stuart_maxwell: categories no pair left or entered are left out; no
-    changed pair gives statistic 0, p 1). The baseline itself is excluded.
+    changed pair gives statistic 0 and a null p: nothing to test). The baseline
+    itself is excluded.
     """
     cats = victory_categories(finished(matches))
     index = {c: i for i, c in enumerate(cats)}
@@ -124,6 +129,8 @@ def victory_mix_tests(matches: pl.DataFrame, baseline: str) -> pl.DataFrame:
         for b, v in part.select("base_victory", "victory").iter_rows():
             table[index[b], index[v]] += 1
         statistic, df, p = stuart_maxwell(table)
+        # no pair changed category: no test to compute (and none to correct for)
+        p = p if df else None
         rows.append({"variant": variant, "n_pairs": part.height,
                      "victory_changed": int(table.sum() - np.trace(table)),
                      "winner_changed": int(part.select(
@@ -139,7 +146,8 @@ def metric_observations(matches: pl.DataFrame, seats: pl.DataFrame,
                         events: pl.DataFrame) -> pl.DataFrame:
     """The observations behind paired_metric_tests, long format, finished matches only.
 
-    Columns: variant, match_index, metric, value. One row per finished match for
+    Columns: variant, match_index, metric, value, seat (the seat of a gold share's
+    row, null for the per-match metrics). One row per finished match for
     end_turn, winner_gold_share (the winner's gold_points / score, T13; no row
     when the winner scored 0) and capital_falls (capital_fall events, V08); one
     row per standing seat with score > 0 for standing_gold_share (its
@@ -151,18 +159,20 @@ def metric_observations(matches: pl.DataFrame, seats: pl.DataFrame,
     def shares(group: str, metric: str) -> pl.DataFrame:
         return (share_rows(seats, group).join(done, on=["variant", "match_index"])
                 .select("variant", "match_index", pl.lit(metric).alias("metric"),
-                        pl.col("share").alias("value")))
+                        pl.col("share").alias("value"), pl.col("seat").cast(pl.Int64)))
+
+    no_seat = pl.lit(None, dtype=pl.Int64).alias("seat")
 
     falls = (events.filter(pl.col("kind") == "capital_fall").group_by("variant", "match_index")
              .agg(pl.len().cast(pl.Float64).alias("value")))
     parts = [
         finished(matches).select("variant", "match_index", pl.lit("end_turn").alias("metric"),
-                                 pl.col("end_turn").cast(pl.Float64).alias("value")),
+                                 pl.col("end_turn").cast(pl.Float64).alias("value"), no_seat),
         shares("winners", "winner_gold_share"),
         shares("standing", "standing_gold_share"),
         done.join(falls, on=["variant", "match_index"], how="left")
         .select("variant", "match_index", pl.lit("capital_falls").alias("metric"),
-                pl.col("value").fill_null(0.0)),
+                pl.col("value").fill_null(0.0), no_seat),
     ]
     out = pl.concat(parts)
     return sort_keys(out, ["variant", "metric", "match_index"], {"metric": PAIRED_METRICS})
@@ -176,7 +186,10 @@ def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.D
     gold_share), capital_falls (V08). See metric_observations.
 
     A pair is a match index where both the variant and the baseline finished and
-    have at least one observation of the metric. Columns: variant, metric,
+    have at least one observation of the metric; for standing_gold_share only the
+    seats standing in both matches of the pair count (the common survivors: a
+    variant that eliminates other seats would otherwise average other seats' shares
+    than its baseline). Columns: variant, metric,
     baseline_value, variant_value (means over the observations of the pairs
     used, each observation weighing the same: a match, or a standing seat),
     difference (variant_value − baseline_value), lo, hi, p_value
@@ -184,7 +197,9 @@ def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.D
     match count as correlated and the pairing is kept; for the one-value-per-match
     metrics it is the paired t-test), min_p_value (0: the p-value is continuous),
     n_pairs (pairs used). A variant × metric with no pair gives no row; with a
-    single pair, lo, hi and p_value are null. The baseline itself is excluded.
+    single pair, lo, hi and p_value are null, and so is p_value where every pair
+    agrees exactly (no spread and no difference: nothing to test, and nothing for a
+    correction to count). The baseline itself is excluded.
     """
     _check_baseline(matches, baseline)
     return observation_tests(metric_observations(matches, seats, events), baseline,
@@ -204,20 +219,23 @@ def observation_tests(obs: pl.DataFrame, baseline: str, confidence: float = 0.95
         if variant == baseline:
             continue
         base = obs.filter((pl.col("variant") == baseline) & (pl.col("metric") == metric))
-        common = (part.select("match_index").unique()
-                  .join(base.select("match_index").unique(), on="match_index"))
+        keys = ["match_index", "seat"] if metric == "standing_gold_share" else ["match_index"]
+        common = part.select(keys).unique().join(base.select(keys).unique(), on=keys,
+                                                 nulls_equal=True)
         if common.height == 0:
             continue
         # in one order whatever order the joins gave: the fit sums its floats in row order,
         # and the report prints them to 12 digits
-        v = part.join(common, on="match_index").sort("match_index", "value")
-        b = base.join(common, on="match_index").sort("match_index", "value")
+        v = part.join(common, on=keys, nulls_equal=True).sort("match_index", "value")
+        b = base.join(common, on=keys, nulls_equal=True).sort("match_index", "value")
         values = np.concatenate([b.get_column("value").to_numpy(),
                                  v.get_column("value").to_numpy()])
         treated = np.r_[np.zeros(b.height), np.ones(v.height)]
         clusters = np.concatenate([b.get_column("match_index").to_numpy(),
                                    v.get_column("match_index").to_numpy()])
         diff, lo, hi, p, n_pairs = clustered_difference(values, treated, clusters, confidence)
+        if diff == lo == hi == 0.0:  # every pair agrees exactly: no test to compute
+            p = None
         rows.append({"variant": variant, "metric": metric,
                      "baseline_value": float(b.get_column("value").mean()),
                      "variant_value": float(v.get_column("value").mean()),

@@ -99,9 +99,11 @@ def skill_effects(matches: pl.DataFrame, provenance: dict[str, Any], baseline: s
     out = pl.concat(parts, how="diagonal_relaxed")
     adjusted = []
     for _skill, part in out.group_by(["skill"], maintain_order=True):
-        adjusted.append(part.with_columns(pl.Series("p_holm", holm(part["p_value"].to_list()))))
+        # a test with no discordant pair has no p (paired_victory_tests): null, not NaN
+        adjusted.append(part.with_columns(pl.Series("p_holm", holm(part["p_value"].to_list()))
+                                          .fill_nan(None)))
     out = pl.concat(adjusted).with_columns(
-        (pl.col("p_holm") < 1.0 - confidence).alias("changed"))
+        (pl.col("p_holm") < 1.0 - confidence).fill_null(False).alias("changed"))
     order = [f"victory={v}" for v in VICTORIES]
     return sort_keys(out.select(list(schema)), ["change", "metric", "skill"], {"metric": order})
 

@@ -8,7 +8,9 @@ sim.analysis.paired: per victory type an exact McNemar test and Newcombe's
 paired interval; for end_turn, the gold shares and capital falls a paired
 (cluster-robust) t-test. One Holm correction runs over every parameter ×
 outcome. A parameter is *inert* when not one match changed its winner, victory
-type or end turn between its low and high value: a lever on it does nothing.
+type or end turn between its low and high value and no outcome moved at all (every
+effect, the gold shares' too, exactly 0): a lever on it does nothing. A value that
+moves only the score's gold term changes no winner, yet is not inert.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     lo, hi, effect_per_10pct (effect × 10 % of the base / (high − low): the slope
     per +10 %; null for a base of 0), p_value, min_p_value, n_pairs, then
     p_adjusted and changed (Holm over every row, alpha 0.05), inert (no match
-    changed winner, victory or end turn), same_as (the design's: the earlier key whose
+    changed winner, victory or end turn, and every effect of the parameter is 0),
+    same_as (the design's: the earlier key whose
     sides play the same matches, null for the first), rank within the metric (1 is
     the strongest): changed effects first, then by |effect_per_10pct|, then the
     effects of a base of 0 by |effect|; the keys of one lever share its rank; group
@@ -133,6 +136,11 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
     # `variant` names the row in significance's resolution warning
     tests = significance(tests.select(*SCHEMA).with_columns(pl.col("parameter").alias("variant")),
                          "holm")
+    # an effect on any outcome (the gold shares move without a winner changing) is not
+    # nothing: inert needs the matches alike and every effect 0
+    moved = set(tests.filter(pl.col("effect").fill_nan(0.0).fill_null(0.0) != 0)
+                .get_column("parameter").to_list())
+    inert = {k: same and k not in moved for k, same in inert.items()}
     tests = tests.drop("resolution_limited", "variant").with_columns(
         pl.col("parameter").replace_strict(inert, return_dtype=pl.Boolean).alias("inert"))
     same_as = {p["key"]: p.get("same_as") for p in design["parameters"]}

@@ -154,7 +154,11 @@ def detect_look(matches: pl.DataFrame, prefix: int, baseline: str, detect: float
     variants = [v for v in sorted(frame.get_column("variant").unique().to_list())
                 if v != baseline]
     base = _indicators(frame, baseline)
-    comparisons = max(1, len(variants) * len(VICTORIES))
+    # Bonferroni over the comparisons that have pairs: one without any cannot be made,
+    # and counting it would only widen the others
+    paired = [v for v in variants
+              if _indicators(frame, v).join(base, on="match_index").height]
+    comparisons = max(1, len(paired) * len(VICTORIES))
     alpha = (1.0 - confidence) / comparisons
     rows = []
     planned: list[int] = []

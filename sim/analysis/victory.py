@@ -18,6 +18,7 @@ from sim.analysis._frames import (
     wilson_columns,
 )
 from sim.analysis.stats import multinomial_intervals
+from sim.outputs.storage import run_path
 from sim.outputs.store import read_provenance, scan
 from sim.outputs.summaries import dominance_runs
 from sim.rules.codes import VICTORY_NAMES
@@ -158,7 +159,7 @@ def victory_mix(run_dir: Path | str,
     them when it is done: the variants in the run's order, the victory types that ended
     some match (in V01's order), and per variant each type's share of its matches (None
     for a variant without any). None when the run holds no match."""
-    run_dir = Path(run_dir)
+    run_dir = run_path(run_dir)
     order = [v["id"] for v in read_provenance(run_dir)["variants"]]
     counts = (scan(run_dir, "matches").group_by("variant", "victory")
               .agg(pl.len().alias("n")).collect())

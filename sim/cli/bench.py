@@ -116,6 +116,27 @@ def bench_sweep(as_json: Annotated[bool, typer.Option("--json")] = False,
     _print_bench(result, as_json)
 
 
+@bench_app.command("scale")
+def bench_scale(as_json: Annotated[bool, typer.Option("--json")] = False,
+                matches: Annotated[int, typer.Option(help="Matches per variant (2 variants).",
+                                                     min=1)] = 200,
+                chunk_size: Annotated[int, typer.Option(help="Matches per chunk.", min=1)]
+                = 25,
+                s3: Annotated[str | None, typer.Option(
+                    help="An S3 prefix to sweep into (default: a moto server started on "
+                         "127.0.0.1; needs moto[server]).")] = None,
+                machines: Annotated[int, typer.Option(help="Machines to project for.")]
+                = 100,
+                cores: Annotated[int, typer.Option(help="Cores per machine.")] = 32,
+                ) -> None:
+    """Matches/s and efficiency with 1 and 2 local workers and a local Dask cluster
+    writing to S3, a chunk's costs besides its matches, and the projection they give
+    for MACHINES x CORES (docs/scale-out.md)."""
+    from sim.runner.bench_scale import bench_scale as run
+
+    _print_bench(run(matches, chunk_size, s3, machines, cores), as_json)
+
+
 @bench_app.command("territory")
 def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
                     positions: Annotated[int, typer.Option(help="Positions to time.",
@@ -129,7 +150,8 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 
 
 @bench_app.command("report")
-def bench_report(run_dir: Annotated[Path, typer.Argument(help="Run folder of a sweep.")],
+def bench_report(run_dir: Annotated[str, typer.Argument(help="Run folder of a sweep, or "
+                                                        "its URL.")],
                  as_json: Annotated[bool, typer.Option("--json")] = False,
                  out: Annotated[Path | None, typer.Option(
                      help="Keep the report here (default: a temporary file).")] = None) -> None:

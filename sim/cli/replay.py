@@ -21,8 +21,9 @@ from sim.cli.common import (
 
 
 @app.command("replay")
-def replay_cmd(run_dir: Annotated[Path | None, typer.Argument(
-                   help="Run folder of a sweep (with MATCH_ID); or give --seed instead.")]
+def replay_cmd(run_dir: Annotated[str | None, typer.Argument(
+                   help="Run folder of a sweep, or its URL (with MATCH_ID); or give --seed "
+                        "instead.")]
                = None,
                match_id: Annotated[str | None, typer.Argument(help="variant:index")] = None,
                seed: Annotated[int | None, typer.Option(help="Root seed of a single match "
@@ -51,7 +52,9 @@ def replay_cmd(run_dir: Annotated[Path | None, typer.Argument(
               "--set": bool(set_), "--seats": seats is not None, "--length": length is not None,
               "--personalities": personalities is not None}
     if run_dir is not None:
-        recording, name = _sweep_recording(run_dir, match_id, single)
+        from sim.outputs.storage import run_path
+
+        recording, name = _sweep_recording(run_path(run_dir), match_id, single)
     elif seed is None:
         fail("sim replay: give RUN_DIR MATCH_ID (a match of a sweep) or --seed N "
              "(a single match)")

@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import app, check_run_options, exit_if_missing, fail, say, signal_name
+from sim.cli.common import (
+    app,
+    check_run_options,
+    disk_folder,
+    exit_if_missing,
+    fail,
+    say,
+    signal_name,
+)
 from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
 from sim.rules.codes import VICTORY_NAMES
 from sim.runner.pool import keep_freed_memory
@@ -24,7 +32,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                     backend: Annotated[str, typer.Option(help="local or dask.")] = "local",
                     scheduler: Annotated[str | None, typer.Option(
                         help="Dask scheduler address (default: a local cluster).")] = None,
-                    out: Annotated[Path | None, typer.Option(
+                    out: Annotated[str | None, typer.Option(
                         help="Sensitivity folder (default: runs/<name>).")] = None,
                     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")]
                     = False,
@@ -42,6 +50,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
     130/143 interrupted (finished chunks are kept)."""
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
+    out = disk_folder(out, "sim sensitivity")
     from sim.analysis.sensitivity import read_design, write_sensitivity_table  # lazy: 0.16 s
     from sim.report.sensitivity import write_sensitivity_report  # lazy: 0.54 s (altair)
     from sim.runner.experiments import ExperimentError  # lazy: 0.24 s

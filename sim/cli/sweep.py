@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from sim.cli.common import app, check_run_options, exit_if_missing, fail, say, signal_name
+from sim.outputs.storage import absolute, run_path
 from sim.runner.pool import keep_freed_memory, shared_pool
 
 
@@ -25,8 +26,10 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                                                             "(default: a local cluster); "
                                                             "see docs/scale-out.md.")]
               = None,
-              out: Annotated[Path | None, typer.Option(help="Run folder (default: "
-                                                       "runs/<experiment name>).")] = None,
+              out: Annotated[str | None, typer.Option(help="Run folder, or any fsspec URL "
+                                                      "such as s3://bucket/prefix/run "
+                                                      "(default: runs/<experiment name>)."
+                                                      )] = None,
               chunk_size: Annotated[int | None, typer.Option(help="Matches per chunk "
                                                              "(default: the experiment's).")]
               = None,
@@ -81,7 +84,7 @@ def sweep_cmd(file: Annotated[Path, typer.Argument(help="Experiment TOML file.")
                replace_stale, retry_errors, pool)
 
 
-def _open(file: Path, out: Path | None, chunk_size: int | None,
+def _open(file: Path, out: str | None, chunk_size: int | None,
           limit: tuple[int | None, int | None] | None, jobs: int):
     """The experiment of FILE, its run folder (absolute) and the command that resumes
     it; exit 2 when the file or --chunk-size cannot be played, or when the sweep is over
@@ -97,7 +100,7 @@ def _open(file: Path, out: Path | None, chunk_size: int | None,
     except ExperimentError as exc:
         fail(str(exc))
     # absolute here, in the parent: Dask workers have working directories of their own
-    out = (out or REPO_ROOT / "runs" / experiment.spec.name).absolute()
+    out = absolute(run_path(out or REPO_ROOT / "runs" / experiment.spec.name))
     command = shlex.join(["sim", *sys.argv[1:]]) if sys.argv[1:2] == ["sweep"] else \
         f"sim sweep {shlex.quote(str(file))} --out {shlex.quote(str(out))}"
     if experiment.spec.sequential and chunk_size is not None and any(

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import app, check_run_options, fail, say, signal_name
+from sim.cli.common import app, check_run_options, disk_folder, fail, say, signal_name
 from sim.runner.pool import keep_freed_memory
 
 TUNE_OUTSIDE = 4   # `sim tune`: the budget ended with a banded outcome outside its band
@@ -18,7 +18,7 @@ TUNE_OUTSIDE = 4   # `sim tune`: the budget ended with a banded outcome outside 
 
 @app.command("tune")
 def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
-             out: Annotated[Path | None, typer.Option(
+             out: Annotated[str | None, typer.Option(
                  help="Tune folder (default: runs/<name>).")] = None,
              jobs: Annotated[int | None, typer.Option(help="Parallel workers per trial "
                                                       "(default: all cores).")] = None,
@@ -36,6 +36,7 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     ended with some outcome outside its band; 1 matches missing; 2 bad input or a
     folder that holds another tune; 130/143 interrupted (what was told is kept)."""
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
+    out = disk_folder(out, "sim tune")
     from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
     from sim.runner.experiments import run_name_problem  # lazy: 0.24 s
     from sim.runner.tune import TuneError, load_tune  # lazy: 0.35 s (optuna)

@@ -1,4 +1,5 @@
-"""One sweep at a time per run folder: an exclusive lock on DIR/.lock.
+"""One sweep at a time per run folder: an exclusive lock on DIR/.lock (on an object
+store, a lock object with a lease: ObjectLock below).
 
 The lock is an `flock` on the file, so the kernel releases it when its holder dies
 however it dies (kill -9 included) and a second sweep can never slip in between a
@@ -113,3 +114,135 @@ class RunLock:
     def __exit__(self, *exc) -> bool:
         self.release()
         return False
+
+
+# how long an object-store lock holds without its holder renewing it (a third of it
+# between renewals): a sweep killed with -9 blocks its folder this long at most.
+# SIM_LOCK_LEASE_S changes it (the tests' killed sweeps use a short one)
+LEASE_S = 60.0
+
+
+def lease_s() -> float:
+    try:
+        return max(1.0, float(os.environ.get("SIM_LOCK_LEASE_S", LEASE_S)))
+    except ValueError:
+        return LEASE_S
+
+
+class ObjectLock:
+    """RunLock's interface for a run folder on an object store, which has no flock.
+
+    The lock is the object DIR/.lock, created only if absent (a conditional put:
+    S3's `If-None-Match: *`), so of two sweeps starting at once exactly one creates
+    it. It holds the holder's PID, host, start and a lease (`expires`, epoch seconds)
+    that a thread renews every LEASE_S / 3 with a put conditional on the object
+    still being the one it wrote (`If-Match` its ETag). A sweep that finds the lock
+    refuses while the lease runs; once it has run out (the holder died without
+    releasing) it takes the lock over with a put conditional on that stale object's
+    ETag, so of two sweeps taking over at once one wins. Release deletes the
+    object."""
+
+    def __init__(self, folder: Path, command: str = "", lease: float | None = None):
+        self.path = folder / LOCK_NAME
+        self.command = command
+        self.lease_s = lease if lease is not None else lease_s()
+        self.took_over: str | None = None
+        self.lost: str | None = None   # set when a renewal found the lock taken
+        self._etag: str | None = None
+        self._stop = None
+        self._thread = None
+
+    def _body(self) -> bytes:
+        import time
+
+        return json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                           "started": self._started, "command": self.command,
+                           "expires": time.time() + self.lease_s}).encode()
+
+    def _put(self, **condition) -> str | None:
+        """Put the lock object under `condition`; its new ETag, or None when the
+        condition failed (another sweep's object is there)."""
+        fs, key = self.path.fs, self.path.path  # type: ignore[attr-defined]
+        try:
+            out = fs.pipe_file(key, self._body(), **condition)
+        except (FileExistsError, PermissionError, OSError) as exc:
+            if isinstance(exc, FileExistsError) or "condition" in str(exc).lower():
+                return None
+            raise
+        etag = (out or {}).get("ETag") if isinstance(out, dict) else None
+        return etag or fs.info(key).get("ETag")
+
+    def acquire(self) -> ObjectLock:
+        import time
+
+        self._started = now()
+        fs, key = self.path.fs, self.path.path  # type: ignore[attr-defined]
+        self._etag = self._put(mode="create")
+        if self._etag is None:
+            try:
+                info = fs.info(key)
+                holder = json.loads(fs.cat_file(key).decode("utf-8", "replace") or "{}")
+            except (FileNotFoundError, ValueError):
+                info, holder = {}, {}
+            holder = holder if isinstance(holder, dict) else {}
+            if float(holder.get("expires", 0) or 0) > time.time():
+                raise RunLocked(f"{self.path.parent}: another sweep is writing this folder "
+                                f"({_describe(holder)}); wait for it to finish or stop it")
+            if info:
+                self._etag = self._put(IfMatch=info["ETag"])
+            else:  # released meanwhile
+                self._etag = self._put(mode="create")
+            if self._etag is None:
+                raise RunLocked(f"{self.path.parent}: another sweep took this folder's lock "
+                                "just now; wait for it to finish or stop it")
+            self.took_over = (f"{self.path.parent}: taking over the stale lock of "
+                              f"{_describe(holder)} (its lease ran out)")
+        self._start_renewing()
+        return self
+
+    def _start_renewing(self) -> None:
+        import threading
+
+        self._stop = threading.Event()
+
+        def renew() -> None:
+            while not self._stop.wait(self.lease_s / 3):
+                try:
+                    etag = self._put(IfMatch=self._etag)
+                except OSError:  # the store is unreachable for now: try again
+                    continue
+                if etag is None:
+                    self.lost = f"{self.path.parent}: another sweep took over this lock"
+                    return
+                self._etag = etag
+
+        self._thread = threading.Thread(target=renew, name="sim-lock-lease", daemon=True)
+        self._thread.start()
+
+    def release(self) -> None:
+        if self._etag is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        fs, key = self.path.fs, self.path.path  # type: ignore[attr-defined]
+        try:
+            if fs.info(key).get("ETag") == self._etag:  # still ours
+                fs.rm_file(key)
+        except FileNotFoundError:
+            pass
+        self._etag = None
+
+    def __enter__(self) -> ObjectLock:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> bool:
+        self.release()
+        return False
+
+
+def run_lock(folder: Path, command: str = "") -> RunLock | ObjectLock:
+    """The lock of a run folder: RunLock (flock) on a disk, ObjectLock on an object
+    store (sim.outputs.storage)."""
+    from sim.outputs.storage import is_remote
+
+    return ObjectLock(folder, command) if is_remote(folder) else RunLock(folder, command)

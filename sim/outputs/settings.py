@@ -22,12 +22,18 @@ class _M(BaseModel):
 
 
 class GateSettings(_M):
-    """Equivalence margins of the regression gate: `margin` on every victory share,
+    """The regression gate (sim.analysis.gate): `margin` on every victory share,
     `margins` per victory type where a designer wants another (e.g. a looser
-    turn-limit margin)."""
+    turn-limit margin); `budget`, the most matches per variant the gate may grow each
+    of the two runs to while a share is undecided, by `block` matches at a time
+    (None: the run's own size, so the first block doubles it)."""
 
     margin: Share = 0.02
     margins: dict[str, Share] = {}
+    # tools/calibrate_gate.py: at ±0.02 an A/A comparison passes and a 1.5x-margin
+    # move fails within 64,000 matches (docs/statistics.md)
+    budget: Annotated[int, Field(ge=1, le=10_000_000)] = 64_000
+    block: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
 
     def margin_of(self, victory: str) -> float:
         return self.margins.get(victory, self.margin)

@@ -19,10 +19,17 @@ import polars as pl
 
 from sim.analysis import metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
-from sim.analysis.gate import compared, failures, passed
+from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
-from sim.analysis.load import Run, RunScan, event_rows, scan_run
+from sim.analysis.load import (
+    Run,
+    RunScan,
+    event_rows,
+    missing_table_notes,
+    missing_tables,
+    scan_run,
+)
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.outputs.settings import report_settings
 from sim.report.svg_renderer import SvgRenderer
@@ -349,21 +356,53 @@ def _gate_section(page: _Page) -> None:
     gate = page.gate
     if gate is None:
         return
-    verdict = "PASS" if passed(gate) else f"FAIL ({failures(gate)} of {compared(gate)})"
     pairing = "paired on the same matches" if gate.height and gate.item(0, "paired") \
         else "independent samples"
-    page.section(f"Regression gate: {verdict}",
+    page.section(f"Regression gate: {gate_summary(gate)}",
                  f"<p>Against <code>{html.escape(str(page.against))}</code>: each victory "
-                 "share must stay within ±margin of that run's (two one-sided tests, the 90% "
-                 f"interval inside the margins; {pairing}).</p>" +
+                 "share must stay within ±margin of that run's. A sequential test "
+                 "(sim.analysis.gate): the intervals are anytime-valid 90% confidence "
+                 "sequences, so the gate may add matches block by block and stop at the "
+                 "first look that decides. PASS: inside ±margin; FAIL changed: beyond it; "
+                 "INCONCLUSIVE: neither when the match budget ran out (<em>needed</em>: "
+                 f"about how many matches per variant would decide it); {pairing}.</p>" +
                  "".join(f"<p class='note'><strong>Note:</strong> {html.escape(n)}</p>"
                          for n in page.gate_notes) +
                  _table(gate.select("variant", "victory", "before", "now", "difference",
-                                    "lo", "hi", "margin", "verdict")
-                        .with_columns(pl.col("verdict").str.starts_with("FAIL")
+                                    "lo", "hi", "margin", "n_now", "needed", "verdict")
+                        .with_columns((pl.col("verdict").str.starts_with("FAIL")
+                                       | (pl.col("verdict") == "INCONCLUSIVE"))
                                       .alias("failed")),
                         {"before": "pct", "now": "pct", "difference": "pct", "lo": "pct",
                          "hi": "pct", "margin": "pct"}, highlight="failed"))
+
+
+def _sequential_section(page: _Page) -> None:
+    """A precision-targeted sweep's stopping intervals (issue 44): the anytime-valid
+    bounds of the look it stopped at, as its provenance recorded them."""
+    seq = page.prov.get("sequential") or {}
+    rows = (seq.get("looks") or [{}])[-1].get("rows") or []
+    if not rows:
+        return
+    target = ", ".join(f"{k} {seq[k]:g}" for k in ("precision", "detect")
+                       if seq.get(k) is not None)
+    table = pl.DataFrame(rows, infer_schema_length=None)
+    keep = [c for c in ("target", "variant", "victory", "n", "estimate", "lo", "hi",
+                        "half_width", "decided") if c in table.columns]
+    page.section(
+        "Where the sequential sweep stopped: anytime-valid intervals",
+        f"<p>This run grew look by look until its target ({html.escape(target)}) was met "
+        f"or its budget spent: it stopped at {seq.get('stopped_at')} matches per variant "
+        f"({html.escape(str(seq.get('reason')))}). These are the intervals it stopped "
+        f"on: confidence sequences at {seq.get('confidence', 0.95):.0%}, valid at every "
+        "look at once (<strong>anytime-valid</strong>), so stopping on them is honest; "
+        "the paired differences of a detect target are Bonferroni-corrected together. "
+        "The fixed-size intervals in the sections below are narrower and ignore the "
+        "looks: where the two disagree, trust these.</p>" +
+        _table(table.select(keep).with_columns(
+            (pl.col("decided").fill_null("") == "").alias("open")),
+            {"estimate": "pct", "lo": "pct", "hi": "pct", "half_width": "pct"},
+            highlight="open"))
 
 
 def _history_section(page: _Page) -> None:
@@ -476,6 +515,8 @@ def _game_quality_section(page: _Page) -> None:
     (_what_moved: associations, and the page says so)."""
     from sim.analysis import quality
 
+    if {"turns", "seats"} & set(missing_tables(page.prov)):
+        return  # a run without them (tables_out): the page's head says what that costs
     run, baseline = page.run, page.baseline
     table = quality.quality_table(run.turns, run.matches, run.seats, page.variants)
     if table.height == 0:
@@ -527,7 +568,7 @@ def _what_moved(page: _Page) -> None:
 
     run, baseline = page.run, page.baseline
     moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
-    if moved and page.tables.tests is not None:
+    if moved and page.tables.tests is not None and "events" not in missing_tables(page.prov):
         counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
                                              run.root)
         changes = mechanisms.mechanism_changes(counts, baseline)
@@ -672,7 +713,8 @@ def _provenance_section(page: _Page) -> None:
 
 # the report's sections in page order; each writes none, one or (dose-response) several
 _SECTIONS: tuple[Callable[[_Page], None], ...] = (
-    _gate_section, _history_section, _headline_section, _strategy_worth_section,
+    _gate_section, _sequential_section,
+    _history_section, _headline_section, _strategy_worth_section,
     _skill_section, _summary_section, _changed_section, _victory_mix_section,
     _victory_types_section, _game_quality_section, _dose_response_sections,
     _end_turns_section, _gold_section,
@@ -709,6 +751,7 @@ def _page_html(page: _Page, body: str) -> str:
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
             + failure_line(page.tables.errors, page.run_dir) + dropped_line(page.run.matches)
+            + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in missing_table_notes(prov))
             + body + "</body></html>")
 
 

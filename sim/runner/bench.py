@@ -21,6 +21,8 @@ import psutil
 from sim.engine.match import play_match, play_match_phases
 from sim.jit import cycles, njit
 from sim.kernels.rules.territory import Rings, ScoreWeights, territory_and_score
+from sim.outputs.storage import run_path
+from sim.outputs.store import scan
 from sim.rules.codes import N_PHASES, NEUTRAL, PHASES
 from sim.rules.tables import load_tables
 from sim.runner.experiments import load_experiment
@@ -508,7 +510,7 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
     report and the chart renderer it starts, sampled: `_TreeMemory`). Issue 14's
     target: under 5 s and 500 MB (the tree's) on a 12,000-match run. Also its CPU
     seconds (all threads), to tell a slow report from a busy machine."""
-    run_dir = Path(run_dir)
+    run_dir = run_path(run_dir)  # a folder or a URL
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(out) if out is not None else Path(tmp) / "report.html"
         cmd = [sys.executable, "-m", "sim.cli", "report", str(run_dir), "--out", str(target)]
@@ -525,8 +527,8 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
         size = target.stat().st_size
     import polars as pl
 
-    matches = pl.scan_parquet(run_dir / "matches" / "**" / "*.parquet").select(pl.len()) \
-        .collect().item()
+    # the run's own reader: a compacted run's files are not every Parquet file there
+    matches = scan(run_dir, "matches").select(pl.len()).collect().item()
     # ru_maxrss is in kilobytes on Linux
     return {"run": str(run_dir), "matches": matches, "wall_seconds": round(seconds, 2),
             # CPU seconds of the child (user + system, every thread): on a shared machine

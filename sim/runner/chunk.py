@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
+from sim.outputs.storage import absolute, run_path
 from sim.rules.tables import Tables
 from sim.runner.experiments import ChunkSpec, Experiment
 
@@ -44,6 +45,7 @@ class RunSettings:
     run_id: str | None = None  # provenance.json's: proves a worker sees the run's folder
     # variant -> its seat_ai (seat index -> {"skill", "forbid"}); absent: the defaults
     seat_ai_by_variant: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    tables_out: tuple[str, ...] | None = None  # the tables written (None: every one)
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -128,12 +130,13 @@ def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
 def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -> RunSettings:
     spec = experiment.spec
     return RunSettings(run_id=run_id,
-        out=str(Path(out).absolute()), tables_path=experiment.tables_path,
+        out=str(absolute(run_path(out))), tables_path=experiment.tables_path,
         overrides_by_variant={v.id: v.overrides for v in experiment.variants},
         root_seed=spec.root_seed, seats=experiment.seats, length=spec.length,
         personalities=experiment.personalities, rotate=spec.rotate_personalities,
         seat_ai_by_variant={v.id: list(v.seat_ai) for v in experiment.variants
-                            if v.seat_ai})
+                            if v.seat_ai},
+        tables_out=None if spec.tables_out is None else spec.written)
 
 
 def empty_columns(table: str) -> dict[str, list]:

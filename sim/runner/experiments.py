@@ -21,12 +21,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.folders import name_problem
+from sim.outputs.schemas import WRITTEN
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import (
@@ -102,6 +103,22 @@ class ExperimentSpec(_M):
     anomalies: AnomalySettings = AnomalySettings()
     # how much `sim sweep` plays without --yes
     limit: SweepLimit = SweepLimit()
+    # the tables the sweep writes (default: all of sim.outputs.schemas.WRITTEN);
+    # matches and errors always, since they count the run
+    tables_out: list[Literal[WRITTEN]] | None = None  # type: ignore[valid-type]
+
+    @field_validator("tables_out")
+    @classmethod
+    def _counted(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not {"matches", "errors"} <= set(value):
+            raise ValueError("must list matches and errors: they count the run's matches "
+                             "(drop the key to write every table)")
+        return value
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The tables the sweep writes, in sim.outputs.schemas.WRITTEN's order."""
+        return tuple(t for t in WRITTEN if self.tables_out is None or t in self.tables_out)
 
     @property
     def sequential(self) -> bool:

@@ -7,7 +7,6 @@ play (pending, damaged, and on request those whose matches failed).
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from sim.outputs.lock import LOCK_NAME
 from sim.outputs.provenance import code_version, now, package_versions
 from sim.outputs.schemas import WRITTEN
+from sim.outputs.storage import is_remote, remove_tree
 from sim.outputs.store import atomic_write_text, clear_tmp, marker_path, remove_chunk, verify_run
 from sim.runner.experiments import ChunkSpec, Experiment, Variant
 
@@ -70,6 +70,7 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
                       "seat_ai": list(v.seat_ai)}
                      for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
+        "tables_out": list(spec.written),
         "started": started, "finished": None,
     }
 
@@ -140,20 +141,24 @@ _RUN_ENTRIES = frozenset({*WRITTEN, "_done", ".tmp", "provenance.json", LOCK_NAM
 
 def _not_ours(out: Path) -> list[str]:
     """The names in `out` a sweep never writes, sorted."""
-    return sorted(p.name for p in out.iterdir() if p.name not in _RUN_ENTRIES)
+    return sorted(p.name for p in _entries(out) if p.name not in _RUN_ENTRIES)
+
+
+def _entries(out: Path) -> list[Path]:
+    """What `out` holds (nothing for a prefix of an object store with no object yet)."""
+    if is_remote(out) and not out.exists():
+        return []
+    return list(out.iterdir())
 
 
 def _clear_folder(out: Path, keep: str) -> None:
     """Remove the run in `out` (everything a sweep writes there but `keep`); what a
     sweep never writes stays (it would not be in `out` unless the run was started
     there by hand beside it: refuse_foreign_folder)."""
-    for path in out.iterdir():
+    for path in _entries(out):
         if path.name == keep or path.name not in _RUN_ENTRIES:
             continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+        remove_tree(path)
 
 
 def refuse_foreign_folder(out: Path) -> None:
@@ -175,7 +180,7 @@ def _orphans(out: Path) -> list[str]:
     nothing then says which experiment, tables and code made them."""
     if (out / "provenance.json").exists():
         return []
-    return sorted(p.name for p in out.iterdir()
+    return sorted(p.name for p in _entries(out)
                   if p.name in _RUN_ENTRIES and p.name not in (LOCK_NAME, ".tmp"))
 
 

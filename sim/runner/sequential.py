@@ -17,20 +17,34 @@ anytime-valid confidence sequences); the caller passes it as `look`, so this
 layer never reads analysis code. The looks so far are kept in the provenance
 under `sequential`; a resumed sweep starts at the prefix the folder holds,
 because every earlier look had said "go on".
+
+The regression gate (issue 44) grows two finished runs the same way: `extend_run`
+plays matches [held, n) of a run folder's own experiment (rebuilt from the text in
+its provenance) into it, with this code, and `grow_until_decided` asks the gate's
+look (sim.analysis.gate, passed in by the caller) after every block, growing every
+run it is given to the same size until the look decides or the budget is spent.
+A run made by other code cannot grow here (its fingerprint would not match: the
+sweep refuses before playing anything); `extend_with_command` grows it with the
+`sim` of that code instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
-from collections.abc import Callable
+import subprocess
+import tomllib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.outputs.storage import absolute, run_path
 from sim.outputs.store import atomic_write_text
-from sim.runner.experiments import Experiment
+from sim.runner.experiments import Experiment, ExperimentSpec, Variant
 from sim.runner.pool import LocalPool, shared_pool
-from sim.runner.sweep import fingerprint_matches, run_sweep
+from sim.runner.replay import ReplayError, variant_tables
+from sim.runner.sweep import RunFolderMismatch, SweepError, fingerprint_matches, run_sweep
 
 # look(run folder, prefix) -> (met, one line of news, record for the provenance)
 LookFn = Callable[[Path, int], tuple[bool, str, dict[str, Any]]]
@@ -74,7 +88,7 @@ def run_sequential(experiment: Experiment, out: Path, look: LookFn, jobs: int = 
     Raises what run_sweep raises. A look whose sweep left matches missing stops the
     sequence there (the summary says which): a target is never judged on holes."""
     spec = experiment.spec
-    out = Path(out).absolute()
+    out = absolute(run_path(out))
     chunk_size = chunk_size or spec.chunk_size
     say = say or (lambda line: None)
     looks = experiment.looks()
@@ -145,4 +159,97 @@ def run_experiment(experiment: Experiment, out: Path, look: LookFn | None, jobs:
                      say=say, pool=pool)
 
 
-__all__ = ["LookFn", "run_experiment", "run_sequential"]
+def experiment_of_run(run_dir: Path | str) -> Experiment:
+    """The experiment a run folder was swept from, rebuilt from its provenance alone:
+    the file's text it keeps and every variant's tables as the sweep resolved them
+    (hash-checked, sim.runner.replay.variant_tables), so neither an edited experiment
+    file nor edited tables keep the run from growing. Raises SweepError."""
+    out = Path(run_dir)
+    path = out / "provenance.json"
+    try:
+        prov = json.loads(path.read_text(encoding="utf-8"))
+        text = prov["experiment"]["text"]
+        spec = ExperimentSpec.model_validate(tomllib.loads(text))
+        variants = tuple(Variant(v["id"], dict(v.get("overrides") or {}), v["tables_hash"],
+                                 tables.data, tables, tuple(v.get("seat_ai") or ()))
+                         for v in prov["variants"]
+                         for tables in [variant_tables(out, prov, v)])
+        return Experiment(prov["experiment"]["path"], spec, prov["tables_path"], variants,
+                          hashlib.sha256(text.encode()).hexdigest()[:16],
+                          base_seats=int(prov["seats"]),
+                          base_personalities=tuple(prov.get("personalities") or ()))
+    except (OSError, ValueError, KeyError, TypeError, ReplayError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SweepError(f"{path}: cannot rebuild the run's experiment: {first}") from None
+
+
+def extend_run(run_dir: Path | str, matches: int, jobs: int = 1, backend: str = "local",
+               scheduler: str | None = None, progress: bool = False, say=None,
+               pool: LocalPool | None = None) -> dict[str, Any] | None:
+    """Grow a run folder to `matches` per variant: its own experiment (experiment_of_run)
+    over matches [0, matches), the same seeds, so match i is the match a sweep of that
+    size would have played (a growth that was interrupted is resumed by asking for the
+    same size again). None when the folder plans more than that already. Refuses
+    (RunFolderMismatch, nothing played) a folder made by other code, tables or chunking.
+    Returns the sweep's summary; raises what run_sweep raises."""
+    out = Path(run_dir).absolute()
+    prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    if matches < int(prov["matches_per_variant"]):
+        return None
+    grown = experiment_of_run(out).prefix(matches)
+    chunk_size = int(prov["chunk_size"])
+    if not fingerprint_matches(grown, out, chunk_size):
+        raise RunFolderMismatch(f"{out}: made by another code version, experiment or "
+                                "tables than this one: only the `sim` that made it can "
+                                "add matches to it")
+    # the plan grows before any of its chunks is written, as a sequential look's does,
+    # so an interrupted growth resumes on the grown plan
+    _record_plan(out, prov, matches)
+    return run_sweep(grown, out, jobs, backend, scheduler, chunk_size, progress, say=say,
+                     command=f"extend to {matches}", pool=pool)
+
+
+def _record_plan(out: Path, prov: dict[str, Any], matches: int) -> None:
+    prov["matches_per_variant"] = matches
+    atomic_write_text(out, out / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
+
+
+def extend_with_command(command: Sequence[str], run_dir: Path | str, matches: int) -> None:
+    """Grow a run folder with another `sim` (the code that made it): runs
+    `COMMAND extend RUN_DIR --to MATCHES --quiet`. Raises SweepError with its last
+    line of errors when it fails."""
+    proc = subprocess.run([*command, "extend", str(Path(run_dir).absolute()), "--to",
+                           str(matches), "--quiet"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise SweepError(f"{' '.join(command)} extend {run_dir}: {last}")
+
+
+# look() -> (decided, matches per variant every run holds, one line of news)
+GateLookFn = Callable[[], tuple[bool, int, str]]
+
+
+def grow_until_decided(look: GateLookFn, grow: Sequence[Callable[[int], Any]], budget: int,
+                       block: int | None = None, say=None) -> list[dict[str, Any]]:
+    """Ask `look` and, while it is undecided and the runs hold fewer than `budget`
+    matches per variant, grow every run (each of `grow`, called with the new size) by
+    `block` (None: the size held at the first look) and look again. Returns the looks
+    (matches, decided, summary). What a grow raises ends the sequence (the caller says
+    why); the looks before it stand, since each holds at any size."""
+    say = say or (lambda line: None)
+    looks: list[dict[str, Any]] = []
+    while True:
+        decided, held, line = look()
+        looks.append({"matches": held, "decided": decided, "summary": line})
+        stuck = len(looks) > 1 and held <= looks[-2]["matches"]  # a grow that added none
+        if decided or held >= budget or stuck:
+            return looks
+        step = block or max(held, 1)
+        size = min(held + step, budget)
+        say(f"gate at {held} matches per variant: {line}; growing both runs to {size}")
+        for extend in grow:
+            extend(size)
+
+
+__all__ = ["GateLookFn", "LookFn", "experiment_of_run", "extend_run", "extend_with_command",
+           "grow_until_decided", "run_experiment", "run_sequential"]

@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.jitcache import engine_cached
-from sim.outputs.lock import LOCK_NAME, RunLock, RunLocked
+from sim.outputs.lock import LOCK_NAME, RunLocked, run_lock
 from sim.outputs.provenance import now
+from sim.outputs.storage import absolute, is_remote, run_path
 from sim.outputs.store import (
     StorageError,
     atomic_write_text,
@@ -102,17 +103,18 @@ def run_sweep(experiment: Experiment, out: Path, jobs: int = 1, backend: str = "
     if backend not in BACKENDS:
         raise SweepError(f"--backend {backend}: choose local or dask")
     chunk_size = chunk_size or experiment.spec.chunk_size
-    out = Path(out).absolute()  # workers may run anywhere: never a relative path
+    out = absolute(run_path(out))  # workers may run anywhere: never a relative path
     with stop_on_signals(), contextlib.ExitStack() as remote:
         # a scheduler address is input: check it before any folder is made
         client = dask_client(remote, jobs, scheduler) if backend == "dask" and scheduler \
             else None
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            if not is_remote(out):  # an object store has no folders to make
+                out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SweepError(f"{out}: cannot create the run folder ({exc.strerror})") from None
         refuse_foreign_folder(out)  # before the lock file, which would be litter there
-        lock = RunLock(out, command)
+        lock = run_lock(out, command)
         try:
             lock.acquire()
         except RunLocked as exc:
