@@ -16,8 +16,10 @@ A cold compile (tools/compile_profile.py lists where it goes, from numba's own
 compile events) is kept short by two habits, both numba's own tools:
 - numba finalizes every function it compiles with the code of every function it
   calls linked in, so each level of a call tree optimizes everything below it once
-  more. The thin levels of the match loop (run_match, play_one_turn, look_ahead and
-  its playout, ai_take_turn) are `inline='always'`: the tree has fewer levels.
+  more. The thin levels of the match loop (run_match, play_one_turn, the lookahead's
+  and the search's choice, ai_take_turn) are `inline='always'`: the tree has fewer
+  levels. The one playout of a copy (sim.kernels.lookahead.play_out) is not: the
+  lookahead and the search share its one compiled body.
 - numba compiles a function once per distinct argument types, and a literal (`-1`,
   `False`, a code such as BANDIT) is a type of its own, as is a variable numba first
   sees holding one (`best = -1` before a loop). Kernels pass and initialise such

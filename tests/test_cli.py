@@ -82,6 +82,22 @@ def test_bench_territory_prints_the_ratio_keys():
     assert result["ratio"] > 1
 
 
+def test_bench_ai_times_every_skill_level_against_skill0_in_one_run():
+    """D11's levels: every seat at 0, 1 and 2, and seat 0 alone at 1 and 2, each with its
+    cost ratio to skill 0 (a tiny run: the figures are the benchmark's)."""
+    proc = sim("bench", "ai", "--json", "--matches", "2", "--search-matches", "1")
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads(proc.stdout)["cases"]
+    assert list(cases) == ["every seat skill 0", "every seat skill 1", "every seat skill 2",
+                           "seat 0 skill 1", "seat 0 skill 2"]
+    assert cases["every seat skill 0"]["cost_ratio"] == 1
+    assert [cases[k]["matches"] for k in cases] == [2, 2, 1, 2, 1]
+    for row in cases.values():
+        assert row["s_per_match"] > 0 and row["matches_per_s"] > 0
+    # a search costs more than a lookahead, and a lookahead more than skill 0
+    assert cases["every seat skill 2"]["cost_ratio"] > cases["every seat skill 1"]["cost_ratio"] > 1
+
+
 def test_bench_sweep_times_fresh_and_started_workers_against_one():
     """Both efficiencies, the workers' start and the parent's memory, from one run (a
     small one: the figures themselves are the benchmark's, not this test's)."""

@@ -35,7 +35,7 @@ def test_seat_ai_is_normalised_and_defaults_fill_the_other_seats(tables):
 @pytest.mark.nojit
 @pytest.mark.parametrize(("seat_ai", "needle"), [
     ([{"skil": 1}], "seat_ai[0].skil: unknown key"),
-    ([{}, {"skill": 2}], "seat_ai[1].skill: 2"),
+    ([{}, {"skill": 3}], "seat_ai[1].skill: 3"),
     ([{"skill": True}], "seat_ai[0].skill"),
     ([{"forbid": ["obsevatory"]}], "obsevatory"),
     ([{"forbid": ["research:alchemy"]}], "research:alchemy"),

@@ -26,7 +26,7 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
                                                      min=1)] = 300,
                 skill: Annotated[int, typer.Option(
                     help="Also time the same matches with seat 0 at this AI skill "
-                         "(1: lookahead) and print the cost ratio.")] = 0,
+                         "(1: lookahead, 2: search) and print the cost ratio.")] = 0,
                 cold_start: Annotated[bool, typer.Option(
                     help="Also time the first match in fresh processes (cold, warm "
                          "numba cache).")] = True,
@@ -55,6 +55,30 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
     else:
         result = run(matches, skill=skill, cold_start=cold_start)
     _print_bench(result, as_json)
+
+
+@bench_app.command("ai")
+def bench_ai(as_json: Annotated[bool, typer.Option("--json")] = False,
+             matches: Annotated[int, typer.Option(
+                 help="Matches per setting without a skill-2 seat.", min=1)] = 60,
+             search_matches: Annotated[int, typer.Option(
+                 help="Matches per setting with a skill-2 seat (the costliest).",
+                 min=1)] = 4) -> None:
+    """Matches/s on one core with every seat at each AI skill level (D11), and with seat
+    0 alone at skill 1 and 2, each with its cost ratio to every seat at skill 0."""
+    from sim.runner.bench import bench_ai as run
+
+    result = run(matches, search_matches)
+    if as_json:
+        _print_bench(result, True)
+        return
+    typer.echo(f"{'setting':<20} {'matches':>7} {'s/match':>8} {'matches/s':>10} "
+               f"{'turns':>6} {'cost ratio':>10}")
+    for name, row in result["cases"].items():
+        typer.echo(f"{name:<20} {row['matches']:>7} {row['s_per_match']:>8} "
+                   f"{row['matches_per_s']:>10} {row['mean_turns']:>6} "
+                   f"{row['cost_ratio']:>10}")
+    typer.echo(f"note: {result['note']}")
 
 
 @bench_app.command("scaling")

@@ -370,8 +370,8 @@ def lookahead_scratch(state: State) -> Scratch:
     """The lookahead's scratch for the kernels' match loop (sim.kernels.lookahead.Scratch:
     a (1,) holder of the state's dtype, the state's holder as uint8, the scratch
     as uint8, the [start, stop) byte span of the event log, which the copy skips).
-    With no skill-1 seat nothing reads them, and they are (0,)-long arrays of the
-    same types: no allocation, and the compiled loop is the same one."""
+    With no skill-1 or skill-2 seat nothing reads them, and they are (0,)-long arrays
+    of the same types: no allocation, and the compiled loop is the same one."""
     holder = _holder(state)
     n = int(state["n_seats"][0])
     if int(state["seat_skill"][:n].max()) < R.SKILL_LOOKAHEAD:

@@ -1,4 +1,5 @@
-"""Per-seat AI settings (issue 16): a skill level and what a seat is forbidden.
+"""Per-seat AI settings (issue 16): a skill level (D11: 0 the greedy utility AI, 1 a
+lookahead of its orders, 2 a search player) and what a seat is forbidden.
 
 An experiment's variant may give `seat_ai = [{ skill = 1 }, { forbid = ["observatory"] },
 {}, {}]`: seat index -> settings, `{}` keeping the defaults. The settings stay with

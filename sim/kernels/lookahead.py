@@ -1,28 +1,35 @@
-"""Skill 1 (issue 16, D8): a seat that looks ahead before it commits to a plan.
+"""Skill 1 (D11): a seat that looks ahead at its orders before it commits to them.
 
-Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` %), at
-the opening of its turn (its flow has run), a skill-1 seat plays out each
-candidate plan on a copy of the state for `horizon_pct` % of the match's turns
-(whole turns, D6: timings are fractions of the match) and adopts the best. A
-candidate is a personality of the tables (`tb.ai`, index order): the whole AI
-parameter set the seat would play by (State.seat_plan). In the copy every seat
-plays its current plan as the greedy AI (skill is ignored there: no lookahead
-inside a lookahead, no recursion), and the turn log is not written.
+A seat's orders are what the skill-0 AI (sim.kernels.ai) plays it by: a plan, the
+personality whose whole AI parameter set it uses (State.seat_plan: what it builds,
+researches, when it goes to war, when it buys a truce), and a war order
+(State.seat_target: the AI's own war target, no war, or one rival city to march
+on; sim.kernels.ai.turn.ordered_target). `order_options` lists the orders a seat
+can give: every personality × the war orders (the AI's own target, none, and the
+`targets` rival cities nearest the seat's cities), its current orders first.
+
+Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` % to
+`stop_pct` %), at
+the opening of its turn (its flow has run), a skill-1 seat plays `candidates`
+orders out on a copy of the state for `horizon_pct` % of the match's turns (whole
+turns, D6): its current orders and candidates - 1 others drawn from their
+neighbours among its options (another plan with the same war order, or another war
+order with the same plan: a local search, which a small budget covers).
+In the copy every seat is played by the skill-0 AI on its current orders, the
+seat under test on the candidate (skill is ignored there: no lookahead inside a
+lookahead), and the turn log is not written. The seat keeps the best candidate
+(`order_value`; the current orders count `keep_margin` more and win a tie,
+among other equals the first drawn). Skill 2 (sim.kernels.search) searches the
+same options with sampled rollouts of the same copy (`play_out`).
 
 Random numbers. Before the candidates are played, the seat draws once from its
-own AI stream (State.rng_ai[seat], keyed by the turn and DRAW_PLAN); that draw
-re-seeds the copy's event stream and every seat's AI stream, the same for every
-candidate. So the lookahead never peeks at the real future event cards or another
-seat's real AI draws, the candidates are compared on common random numbers, and
-outside its plan the real state is untouched: every stream key stays as it was,
-and every skill-0 match is exactly as without lookahead.
-
-The best candidate: a win in the copy beats everything, then no result, then a
-loss (another seat won, or the seat was eliminated); among equals the larger
-score margin (the seat's score minus the best rival's, T13). The current plan
-is played first and its margin counts `keep_margin` points more (a new plan must
-beat it by more than that); it is kept on a tie, and among other equals the
-lowest index wins.
+own AI stream (State.rng_ai[seat], keyed by the turn and DRAW_PLAN: `decision_key`);
+that draw picks the candidates and re-seeds the copy's event stream and every
+seat's AI stream (`seed_copy`), the same for every candidate. So the lookahead
+never peeks at the real future event cards or another seat's real AI draws, the
+candidates are compared on common random numbers, and outside its orders and its
+playout count the real state is untouched: every stream key stays as it was, and
+every skill-0 match is exactly as without lookahead.
 
 The copy is a memory copy of the state's bytes into a scratch state of the same
 dtype that the caller allocated (Scratch: the scratch's (1,) holder and uint8
@@ -39,11 +46,12 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.ai.threats import hostile_owner
 from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
-from sim.rules.codes import DRAW_PLAN, PERCENT, SKILL_LOOKAHEAD
-from sim.world.rng import draw_key, next_u64
+from sim.rules.codes import DRAW_PLAN, FAR, ORDER_NO_WAR, ORDER_OWN_TARGET, PERCENT
+from sim.world.rng import below, draw_key, next_u64
 
 if TYPE_CHECKING:
     from sim.rules.record import TableArrays
@@ -51,11 +59,11 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-
 class Scratch(NamedTuple):
-    """The lookahead's scratch, built by sim.engine.match.lookahead_scratch and handed
-    down the match loop whole. (0,)-long arrays of the same types when no seat has
-    skill 1, and then nothing here reads them.
+    """The lookahead's and the search's scratch, built by
+    sim.engine.match.lookahead_scratch and handed down the match loop whole. (0,)-long
+    arrays of the same types when no seat has skill 1 or 2, and then nothing here
+    reads them.
 
     holder: (1,) state records, the copy's holder; state_bytes: (N,) uint8, the real
     state's holder; scratch_bytes: (N,) uint8, the copy's holder; uncopied: (2,) int64,
@@ -74,24 +82,91 @@ def match_turns(st: State, pct: np.int64) -> np.int64:
     return st.last_turn[0] * pct // PERCENT
 
 
-@njit
-def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
-    """Whether the seat about to act looks ahead this turn: skill 1, a horizon of at
-    least one turn, at or after start_pct % of the match's turns (turn 1 at the
-    earliest), then every every_pct % of them (at least every turn)."""
-    if st.seat_skill[seat] < SKILL_LOOKAHEAD or match_turns(st, tb.lookahead_horizon_pct) <= 0:
+@njit(inline='always')  # a thin level: see sim.jit
+def decision_due(st: State, start_pct: np.int64, stop_pct: np.int64, every_pct: np.int64,
+                 horizon_pct: np.int64) -> bool:
+    """Whether a seat deciding by these timings (% of the match's turns) decides this
+    turn: a horizon of at least one turn, from start_pct % of the match's turns (turn
+    1 at the earliest) to stop_pct %, every every_pct % of them (at least every
+    turn)."""
+    if match_turns(st, horizon_pct) <= 0:
         return False
-    start = max(match_turns(st, tb.lookahead_start_pct), np.int64(1))
-    every = max(match_turns(st, tb.lookahead_every_pct), np.int64(1))
+    start = max(match_turns(st, start_pct), np.int64(1))
+    every = max(match_turns(st, every_pct), np.int64(1))
     t = st.turn[0]
-    return t >= start and (t - start) % every == 0
+    return start <= t <= match_turns(st, stop_pct) and (t - start) % every == 0
+
+
+@njit
+def order_options(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                  n_targets: np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """(plans, targets): (N,) int64 each, the orders the seat may give, its current
+    ones (plan_of, State.seat_target) first, then every personality (index order)
+    × every war order: ORDER_OWN_TARGET, ORDER_NO_WAR, then up to `n_targets` cities
+    of rival seats the seat may attack (V07), nearest its own cities first (ties to
+    the lowest ID). Each pair once."""
+    n_c = st.n_cities[0]
+    near = np.full(n_c, FAR, dtype=np.int64)  # a rival city's distance to the seat's cities
+    for c in range(n_c):
+        t = st.city_tile[c]
+        owner = st.city_owner[c]
+        if t < 0 or owner < 0 or owner == seat or not hostile_owner(st, seat, owner):
+            continue
+        for h in range(n_c):
+            if st.city_tile[h] >= 0 and st.city_owner[h] == seat:
+                near[c] = min(near[c], board.distance[t, st.city_tile[h]])
+    wars = np.empty(n_targets + 2, dtype=np.int64)
+    wars[0] = ORDER_OWN_TARGET
+    wars[1] = ORDER_NO_WAR
+    n_wars = np.int64(2)
+    for _k in range(n_targets):
+        best = np.int64(-1)
+        for c in range(n_c):
+            if near[c] < FAR and (best < 0 or near[c] < near[best]):
+                best = c
+        if best < 0:
+            break
+        wars[n_wars] = best
+        n_wars += 1
+        near[best] = FAR
+    n_plans = tb.ai.shape[0]
+    plans = np.empty(n_plans * n_wars + 1, dtype=np.int64)
+    targets = np.empty(n_plans * n_wars + 1, dtype=np.int64)
+    plans[0] = plan_of(st, seat)
+    targets[0] = st.seat_target[seat]
+    n = np.int64(1)
+    for p in range(n_plans):
+        for w in range(n_wars):
+            if p != plans[0] or wars[w] != targets[0]:
+                plans[n] = p
+                targets[n] = wars[w]
+                n += 1
+    return plans[:n], targets[:n]
+
+
+@njit(inline='always')  # with seed_copy, the one place the copies' dice are keyed
+def decision_key(st: State, seat: np.int64) -> np.uint64:
+    """The seat's one draw for a decision this turn: a keyed draw of its AI stream
+    (sim.world.rng.draw_key, purpose DRAW_PLAN), so no stream of `st` moves."""
+    return draw_key(st.rng_ai[seat], st.turn[0], np.int64(DRAW_PLAN), seat)
+
+
+@njit(inline='always')  # the one place the copies' dice are keyed (see the module doc)
+def seed_copy(cp: State, seed: np.uint64) -> None:
+    """Re-seed a copy's event stream and every seat's AI stream from `seed`, in this
+    order: the copy plays with dice of its own, none of the real match's future."""
+    stream = np.empty(1, dtype=np.uint64)
+    stream[0] = seed
+    cp.rng_events[0] = next_u64(stream)
+    for s in range(cp.rng_ai.shape[0]):
+        cp.rng_ai[s] = next_u64(stream)
 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_greedy_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                      ticks: np.ndarray) -> None:
-    """The rest of the current turn, every seat played by the greedy AI on its current
-    plan (sim.kernels.loop.play_one_turn without lookahead and turn log: a lookahead
+    """The rest of the current turn, every seat played by the skill-0 AI on its current
+    orders (sim.kernels.loop.play_one_turn without lookahead and turn log: a lookahead
     inside a lookahead would be a recursion numba cannot type). ticks: (0,), untimed
     (the loop times the whole lookahead as one phase)."""
     t = st.turn[0]
@@ -102,10 +177,10 @@ def play_greedy_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
         end_turn(st, tb, board, ticks)
 
 
-@njit
+@njit(inline='always')  # a thin level: see sim.jit
 def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
     """(result, margin) of the seat in a played-out copy: result 1 it won, -1 another
-    seat won or it is out, 0 neither; margin its score minus the best rival's."""
+    seat won or it is out, 0 neither; margin its score minus the best rival's (T13)."""
     result = np.int64(0)
     if cp.finished[0] and cp.winner[0] >= 0:
         result = np.int64(1) if cp.winner[0] == seat else np.int64(-1)
@@ -121,12 +196,16 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
     return result, score[seat] - best_rival
 
 
-@njit(inline='always')  # one level fewer in the call tree (sim.jit)
+@njit
 def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-             plan: np.int64, seed: np.uint64, scratch: Scratch):
-    """plan_outcome of playing `plan` for the seat on a fresh copy of `st` (in
-    scratch.holder) for horizon_pct % of the match's turns (the current one
-    included), the copy's streams re-seeded from `seed`."""
+             plan: np.int64, target: np.int64, seed: np.uint64, turns: np.int64,
+             win_value: np.int64, scratch: Scratch) -> np.int64:
+    """The value to the seat of its orders (plan, target) played out on a fresh copy
+    of `st` (in scratch.holder) for `turns` turns, the current one included, the
+    copy's dice re-seeded from `seed` (seed_copy): its score margin over the best
+    rival, plus win_value for a win, minus it for a loss (plan_outcome). Counts one
+    playout of the seat (State.seat_playouts); changes nothing else of `st`.
+    The lookahead and the search both call it: one compiled playout."""
     lo, hi = scratch.uncopied[0], scratch.uncopied[1]
     scratch_bytes = scratch.scratch_bytes
     state_bytes = scratch.state_bytes
@@ -134,46 +213,50 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     scratch_bytes[hi:] = state_bytes[hi:]
     cp = scratch.holder[0]
     cp.seat_plan[seat] = plan
-    stream = np.empty(1, dtype=np.uint64)
-    stream[0] = seed
-    cp.rng_events[0] = next_u64(stream)
-    for s in range(cp.rng_ai.shape[0]):
-        cp.rng_ai[s] = next_u64(stream)
-    end = st.turn[0] + match_turns(st, tb.lookahead_horizon_pct)
+    cp.seat_target[seat] = target
+    seed_copy(cp, seed)
+    end = st.turn[0] + turns
     untimed = np.zeros(0, dtype=np.int64)
     while not cp.finished[0] and cp.turn[0] < end:
         play_greedy_turn(cp, tb, board, path, untimed)
-    return plan_outcome(cp, tb, board, seat)
+    st.seat_playouts[seat] += 1
+    result, margin = plan_outcome(cp, tb, board, seat)
+    return result * win_value + margin
 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
-def choose_plan(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                scratch: Scratch) -> np.int64:
-    """The plan the seat adopts (module docstring): the current one played first, its
-    margin counting keep_margin more, then every personality in index order. Draws
-    once from the seat's AI stream (a keyed draw: `st` is not changed). path: the match's
-    path table (terrain only, so the copy shares it)."""
-    seed = draw_key(st.rng_ai[seat], st.turn[0], np.int64(DRAW_PLAN), seat)
-    current = plan_of(st, seat)
-    best = current
-    best_result = best_margin = np.int64(0)
-    # one call site of play_out, so that inlining it copies the playout once
-    for k in range(tb.ai.shape[0] + 1):
-        plan = current if k == 0 else np.int64(k - 1)
-        if k > 0 and plan == current:
-            continue
-        result, margin = play_out(st, tb, board, path, seat, plan, seed, scratch)
-        if k == 0:
-            best_result, best_margin = result, margin + tb.lookahead_keep_margin
-        elif result > best_result or (result == best_result and margin > best_margin):
-            best, best_result, best_margin = plan, result, margin
-    return best
-
-
-@njit(inline='always')  # one level fewer in the call tree (sim.jit)
-def look_ahead(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-               scratch: Scratch) -> None:
-    """Before the seat acts: when its lookahead is due, set State.seat_plan[seat] to
-    the plan choose_plan picks."""
-    if lookahead_due(st, tb, seat):
-        st.seat_plan[seat] = choose_plan(st, tb, board, path, seat, scratch)
+def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+                     seat: np.int64, scratch: Scratch) -> tuple[np.int64, np.int64]:
+    """(plan, target) the skill-1 seat keeps (module docstring): its current orders
+    and candidates - 1 others drawn without replacement from their neighbours among
+    order_options (the same plan or the same war order), each played out once on the
+    same dice. One keyed draw (decision_key); changes nothing of `st` but
+    its playout count. path: the match's path table
+    (terrain only, so the copy shares it)."""
+    stream = np.empty(1, dtype=np.uint64)
+    stream[0] = decision_key(st, seat)
+    seed = next_u64(stream)
+    plans, targets = order_options(st, tb, board, seat, tb.lookahead_targets)
+    # the neighbours of the current orders: one of the two changed (a local search)
+    picks = np.empty(plans.shape[0], dtype=np.int64)
+    n = np.int64(0)
+    for o in range(plans.shape[0]):
+        if plans[o] == plans[0] or targets[o] == targets[0]:
+            picks[n] = o
+            n += 1
+    k = min(tb.lookahead_candidates, n)
+    for i in range(1, k):  # a partial Fisher-Yates draw of the candidates after the current
+        j = i + below(stream, n - i)
+        picks[i], picks[j] = picks[j], picks[i]
+    turns = match_turns(st, tb.lookahead_horizon_pct)
+    best = np.int64(0)
+    best_value = np.int64(0)
+    for i in range(k):
+        o = picks[i]
+        value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
+                         tb.lookahead_win_value, scratch)
+        if i == 0:
+            best_value = value + tb.lookahead_keep_margin
+        elif value > best_value:
+            best, best_value = o, value
+    return plans[best], targets[best]

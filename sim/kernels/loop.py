@@ -8,8 +8,8 @@ This is the only match loop: the engine, scenarios and the benchmarks all play i
 Each function takes a `ticks` array (sim.kernels.timing): (0,) to play, (N_PHASES,)
 to time each phase as it plays (`sim bench match --phases`). Each takes the
 lookahead's scratch (sim.kernels.lookahead.Scratch, built by
-sim.engine.match.lookahead_scratch); a skill-1 seat looks ahead at the opening of its
-turn, before it acts.
+sim.engine.match.lookahead_scratch); a skill-1 or skill-2 seat sets its orders at the
+opening of its turn, before it acts (sim.kernels.search.decide_orders).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import numpy as np
 
 from sim.jit import njit
 from sim.kernels.ai.turn import ai_take_turn
-from sim.kernels.lookahead import Scratch, look_ahead
+from sim.kernels.lookahead import Scratch
 from sim.kernels.rules.flow import end_turn, next_seat, open_turn
 from sim.kernels.rules.standings import score_parts_into
 from sim.kernels.rules.territory import term_sum
+from sim.kernels.search import decide_orders
 from sim.kernels.timing import clock, tick
 from sim.kernels.world.setup import setup_match
 from sim.rules.codes import (
@@ -99,13 +100,13 @@ def begin_match(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> 
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                   turn_log: np.ndarray, scratch: Scratch, ticks: np.ndarray) -> None:
     """The AI plays the active seat and every later seat of the current turn (a
-    skill-1 seat looks ahead first); the turn is recorded after its last seat
+    skill-1 or skill-2 seat sets its orders first, D11); the turn is recorded after its last seat
     played, before the next turn opens. ticks: sim.kernels.timing."""
     t = st.turn[0]
     while not st.finished[0] and st.turn[0] == t:
         seat = st.active_seat[0]
         t0 = clock(ticks)
-        look_ahead(st, tb, board, path, seat, scratch)
+        decide_orders(st, tb, board, path, seat, scratch)
         tick(ticks, P_LOOKAHEAD, t0)
         ai_take_turn(st, tb, board, path, seat, ticks)
         if st.finished[0]:

@@ -199,9 +199,11 @@ REASONS = (
 # `research:<tech>`); the state holds one bit per mechanic (State.seat_forbid_mechanics)
 MECHANICS = ("attack_cities", "buy_tiles", "truce", "pact", "rush")
 M_ATTACK_CITIES, M_BUY_TILES, M_TRUCE, M_PACT, M_RUSH = range(len(MECHANICS))
-# AI skill levels: 0 the greedy utility AI, 1 with lookahead
-SKILLS = (0, 1)
-SKILL_GREEDY, SKILL_LOOKAHEAD = SKILLS
+# AI skill levels (D11): 0 the greedy utility AI, 1 with lookahead, 2 a search player
+SKILLS = (0, 1, 2)
+SKILL_GREEDY, SKILL_LOOKAHEAD, SKILL_SEARCH = SKILLS
+# a seat's war order (State.seat_target), besides a city: the AI's own war target, or none
+ORDER_OWN_TARGET, ORDER_NO_WAR = -1, -2
 
 # the tile-purchase check (T04, B2) answers one of these; BUY_REASON maps each to the
 # command's refusal reason
@@ -222,7 +224,7 @@ PHASES = (
     "flow_production",      # what cities finish (T07; a science win)
     "flow_growth_events",   # growth, repair, revolts, the event card
     "victory_checks",       # dominance (V18) each seat turn, the turn limit (V19)
-    "lookahead",            # a skill-1 seat's playouts (none at skill 0)
+    "lookahead",            # a skill-1 or skill-2 seat's playouts (none at skill 0)
     "ai_research_diplomacy",
     "ai_territory_score",   # the AI's one read of territory and the public score (T10)
     "ai_targets_threats",   # army count, war target, Observatory alarm, city threats

@@ -77,6 +77,18 @@ RENAMES = {
     "ai.lookahead.horizon_pct": "lookahead_horizon_pct",
     "ai.lookahead.start_pct": "lookahead_start_pct",
     "ai.lookahead.keep_margin": "lookahead_keep_margin",
+    "ai.lookahead.stop_pct": "lookahead_stop_pct",
+    "ai.lookahead.candidates": "lookahead_candidates",
+    "ai.lookahead.targets": "lookahead_targets",
+    "ai.lookahead.win_value": "lookahead_win_value",
+    "ai.search.every_pct": "search_every_pct",
+    "ai.search.horizon_pct": "search_horizon_pct",
+    "ai.search.start_pct": "search_start_pct",
+    "ai.search.stop_pct": "search_stop_pct",
+    "ai.search.keep_margin": "search_keep_margin",
+    "ai.search.rollouts": "search_rollouts",
+    "ai.search.targets": "search_targets",
+    "ai.search.win_value": "search_win_value",
 }
 # keys only Python reads, never kernels
 NOT_IN_RECORD = {
@@ -257,8 +269,10 @@ class _FieldMap:
                 continue
             if key == "ai":
                 self.fields.append(AI_FIELD)
-                # the shared lookahead values are no personality's: plain scalars
-                self.walk(tp.model_fields["lookahead"].annotation, (*sub, "lookahead"))
+                # the shared lookahead and search values are no personality's: plain
+                # scalars
+                for part in ("lookahead", "search"):
+                    self.walk(tp.model_fields[part].annotation, (*sub, part))
                 continue
             if key in ITEMS:
                 self.per_item(key, typing.get_args(tp)[1])

@@ -418,15 +418,34 @@ class AIScoreT(_Model):
     lead_scale: AIScale
 
 
-class AILookaheadT(_Model):
-    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D8, issue 16). Shared by
-    every personality (a seat's skill is not a personality's), so not in AI_PARTS.
-    Its timings are % of the match's turns (D6)."""
+class _AIDecisionT(_Model):
+    """When a skill-1 or skill-2 seat decides its orders and how it values them (D11).
+    Shared by every personality (a seat's skill is not a personality's), so not in
+    AI_PARTS; timings are % of the match's turns (D6)."""
 
     every_pct: Annotated[int, Field(ge=1, le=100)]
     horizon_pct: Pct
     start_pct: Pct
+    stop_pct: Pct
     keep_margin: AIValue
+    targets: Annotated[int, Field(ge=0, le=16)]
+    win_value: AIValue
+
+
+class AILookaheadT(_AIDecisionT):
+    """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Its budget:
+    `candidates` orders, each played out once for `horizon_pct` % of the turns, every
+    `every_pct` %."""
+
+    candidates: Annotated[int, Field(ge=1, le=64)]
+
+
+class AISearchT(_AIDecisionT):
+    """sim/kernels/search.py: a skill-2 seat's search (D11). Its budget: `rollouts`
+    sampled play-outs of `horizon_pct` % of the turns per decision, a decision every
+    `every_pct` % of the match's turns."""
+
+    rollouts: Annotated[int, Field(ge=1, le=10_000)]
 
 
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
@@ -462,6 +481,7 @@ AIT = create_model(
     __doc__="The shared AI values and the personalities that override them (D8).",
     **{part: (model, ...) for part, model in AI_PARTS.items()},
     lookahead=(AILookaheadT, ...),
+    search=(AISearchT, ...),
     personalities=(Annotated[dict[ItemName, Personality], Field(min_length=1)], ...))
 
 

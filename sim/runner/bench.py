@@ -271,6 +271,59 @@ def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> 
                     "match including python_ms"}
 
 
+def ai_cases(n_seats: int = 4) -> list[tuple[str, list[dict] | None]]:
+    """The settings `bench_ai` times: every seat at each skill level (D11), then one
+    seat (seat 0) at each level above 0 against skill-0 seats."""
+    from sim.rules.codes import SKILLS
+
+    cases: list[tuple[str, list[dict] | None]] = [("every seat skill 0", None)]
+    cases += [(f"every seat skill {k}", [{"skill": k}] * n_seats) for k in SKILLS[1:]]
+    cases += [(f"seat 0 skill {k}", [{"skill": k}]) for k in SKILLS[1:]]
+    return cases
+
+
+def bench_ai(n_matches: int = 60, search_matches: int = 4, seed: int = 20260101) -> dict:
+    """The cost of the AI's skill levels (D11), measured in one run: standard 4-seat
+    matches on the default tables with every seat at skill 0, 1 and 2, and with seat 0
+    alone at skill 1 and 2. Each setting plays matches 0, 1, ... of `seed`
+    (`n_matches` of them, `search_matches` where some seat is at skill 2, the
+    costliest), taken in turns match by match, so a machine busy with other work slows
+    each setting alike. Times are this process's CPU seconds (one core), so other
+    programs on the machine add little; cost_ratio is a setting's seconds per match
+    over the every-seat-skill-0 one's."""
+    from sim.rules.codes import SKILL_SEARCH
+
+    tables = load_tables()
+    cases = ai_cases()
+    wanted = [search_matches if seat_ai and any(e.get("skill") == SKILL_SEARCH
+                                                for e in seat_ai) else n_matches
+              for _name, seat_ai in cases]
+    seconds = [0.0] * len(cases)
+    turns = [0] * len(cases)
+    for _name, seat_ai in cases:
+        play_match(tables, seed, seat_ai=seat_ai)  # compile or load outside the timing
+    for i in range(max(wanted)):
+        for k, (_name, seat_ai) in enumerate(cases):
+            if i >= wanted[k]:
+                continue
+            t0 = time.process_time()
+            st, _board, _log = play_match(tables, seed, i, seat_ai=seat_ai)
+            seconds[k] += time.process_time() - t0
+            turns[k] += int(st.turn[0])
+    base = seconds[0] / wanted[0]
+    rows = {}
+    for k, (name, _seat_ai) in enumerate(cases):
+        per = seconds[k] / wanted[k]
+        rows[name] = {"matches": wanted[k], "s_per_match": round(per, 4),
+                      "matches_per_s": round(1 / per, 2),
+                      "mean_turns": round(turns[k] / wanted[k], 1),
+                      "cost_ratio": round(per / base, 2)}
+    return {"cases": rows,
+            "note": "CPU seconds of this process per standard 4-seat match (one core); "
+                    "cost_ratio: against every seat at skill 0; the settings take turns "
+                    "match by match"}
+
+
 def bench_scaling(n_matches: int = 100, seed: int = 20260101) -> dict:
     """How a match's cost grows with the board, the seats, the length and the AI
     skill: matches/s on one core and the cost of a turn per board tile for board

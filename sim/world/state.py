@@ -63,10 +63,14 @@ Seats (S,):
   its cities was taken, -1 never (the AI reads it to sue for a truce);
   seat_forbid_units / _buildings / _techs / _mechanics: bit masks of what the
   experiment forbids the seat (bit i: item i in code order, mechanic i of
-  sim.rules.codes.MECHANICS); seat_skill: its AI level (0 greedy, 1 lookahead);
+  sim.rules.codes.MECHANICS); seat_skill: its AI level (D11: 0 greedy, 1 lookahead,
+  2 search);
   seat_plan: the personality index whose AI values the seat plays by, -1 for its
-  own seat_personality (a skill-1 seat's lookahead sets it, sim.kernels.lookahead;
-  reports name seat_personality, the seat's real one).
+  own seat_personality; seat_target: the city its army marches on, -1
+  (ORDER_OWN_TARGET) for the AI's own war target, ORDER_NO_WAR for none (a skill-1
+  or skill-2 seat's orders set both, sim.kernels.lookahead / search; reports name
+  seat_personality, the seat's real one); seat_playouts: copies of the match its
+  lookahead or search has played out so far (telemetry).
 Cities (C,):
   city_tile: tile, -1 for an unused slot; city_owner: seat or NEUTRAL;
   city_pop; city_hp; city_food (store); city_production (accumulated on the
@@ -109,6 +113,9 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("seat_skill", i8, (S,)),
         # the personality the AI plays the seat by (-1: its own); the lookahead sets it
         ("seat_plan", i8, (S,)),
+        # the war order of a skill-1 or skill-2 seat (-1: the AI's own target), and how
+        # many copies its lookahead or search played out
+        ("seat_target", i8, (S,)), ("seat_playouts", i8, (S,)),
         ("city_tile", i8, (C,)), ("city_owner", i8, (C,)), ("city_pop", i8, (C,)),
         ("city_hp", i8, (C,)), ("city_food", i8, (C,)), ("city_production", i8, (C,)),
         ("city_revolt", i8, (C,)), ("city_revolt_cause", i8, (C,)),
@@ -137,6 +144,7 @@ def empty_state(n_tiles: int, n_seats: int, n_techs: int, n_buildings: int,
     st = holder[0]
     for name in ("winner", "victory", "tile_node", "tile_bought_by", "tile_unit", "tile_site",
                  "seat_capital", "seat_eliminated_turn", "seat_lost_turn", "seat_plan",
+                 "seat_target",
                  "city_tile", "city_owner", "city_queue", "unit_type", "unit_owner",
                  "unit_tile", "unit_camp", "camp_tile", "pact_target"):
         st[name][...] = NONE

@@ -8,9 +8,11 @@ scenario command uses (sim.kernels.rules: commands, combat, capture), so the AI
 can only play legal moves. Every number it decides by is the seat's own AI
 parameter set, `ai = tb.ai[plan_of(st, seat)]` (sim.rules.record.AI_DTYPE: the
 personality's weights and its overrides of the shared `[ai.*]` tables), so
-each seat may play its own plan: its own personality, or for a skill-1 seat the
-one its lookahead adopted (State.seat_plan, sim.kernels.lookahead). It reads the
-public score (T10) once a turn.
+each seat may play its own plan: its own personality, or for a skill-1 or skill-2
+seat the one its lookahead or search adopted (State.seat_plan, sim.kernels.lookahead,
+sim.kernels.search), and such a seat's army marches on the war target they ordered
+(State.seat_target, `ordered_target`). It reads the public score (T10) once a turn.
+Skill levels differ only in these orders (D11): every action is this turn's.
 
 Near-equal options are drawn from the seat's own AI stream (sim.kernels.ai.choice,
 State.rng_ai); every other tie breaks by the lowest ID, and nothing depends on
@@ -44,6 +46,7 @@ from sim.kernels.timing import clock, tick
 from sim.rules.codes import (
     BANDIT,
     M_ATTACK_CITIES,
+    ORDER_NO_WAR,
     P_AI_GOLD,
     P_AI_PRODUCTION,
     P_AI_RESEARCH,
@@ -56,6 +59,20 @@ if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
     from sim.world.board import Board
     from sim.world.state import State
+
+
+@njit(inline='always')  # a thin level: see sim.jit
+def ordered_target(st: State, seat: np.int64, own: np.int64) -> np.int64:
+    """The war target the seat marches on: its ordered city (State.seat_target) while
+    it stands and the seat may fight its owner (V07), none under ORDER_NO_WAR, else
+    `own`, the AI's own choice (threats.war_target)."""
+    order = st.seat_target[seat]
+    if order == ORDER_NO_WAR:
+        return np.int64(-1)
+    if order >= 0 and st.city_tile[order] >= 0 and st.city_owner[order] != seat and \
+            hostile_owner(st, seat, st.city_owner[order]):
+        return order
+    return own
 
 
 @njit
@@ -119,7 +136,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     t0 = tick(ticks, P_AI_TARGETS, t0)
     tile_city, score = regions_and_scores(st, tb, board)
     t0 = tick(ticks, P_AI_TERRITORY, t0)
-    target = war_target(st, tb, ai, board.distance, seat, score, live)
+    target = ordered_target(st, seat, war_target(st, tb, ai, board.distance, seat, score, live))
     alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
     # production and gold move no unit: one threat table serves both
