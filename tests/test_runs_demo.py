@@ -28,8 +28,11 @@ def test_the_demo_variants_move_the_victory_mix_and_one_is_inert(tmp_path):
         assert x.height == 100
         changed[variant] = (int((x["victory"] != x["v0"]).sum()),
                             int((x["winner"] != x["w0"]).sum()))
-    assert changed["dominance-5"][0] >= 5, changed     # 28 of 200 measured
-    assert changed["prosperity-800"][0] >= 15, changed  # 67 of 200 measured
+    # measured 2026-12-07 (truces as offers, issue 42): 49 and 29 of 200; 23 and 14 of
+    # these 100 (science wins 14 % of the baseline now, so a dearer Prosperity has
+    # fewer matches to move than the 25 % it had)
+    assert changed["dominance-5"][0] >= 10, changed
+    assert changed["prosperity-800"][0] >= 7, changed
     assert changed["hegemon-unplayed"] == (0, 0), changed
     share = m.group_by("variant").agg((pl.col("victory") == "science").mean().alias("s"),
                                       (pl.col("victory") == "dominance").mean().alias("d"))

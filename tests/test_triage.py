@@ -173,8 +173,18 @@ def test_gate_margins_per_victory_type():
     margins = dict(table.select("victory", "margin").rows())
     assert margins["conquest"] == 0.2 and margins["dominance"] == 0.02
     assert verdicts["science"] == verdicts["conquest"] == "PASS"
-    strict = gate(now, before, paired=True, margin=0.2, margins={"science": 0.01})
+    # 30 % of 2,000 matches turned to science, spread over the run as independent
+    # matches are: decided against a 0.05 margin (FAIL), inside a 0.5 one (PASS): the
+    # verdict follows each type's own margin (the gate's intervals are tuned to it)
+    n = 2000
+    spread = _matches([("v", i, "science" if i % 10 < 5 else "conquest", 90, 100)
+                       for i in range(n)])
+    moved = _matches([("v", i, "science" if i % 10 < 8 else "conquest", 90, 100)
+                      for i in range(n)])
+    strict = gate(moved, spread, paired=True, margin=0.2, margins={"science": 0.05})
     assert dict(strict.select("victory", "verdict").rows())["science"].startswith("FAIL")
+    loose = gate(moved, spread, paired=True, margin=0.2, margins={"science": 0.5})
+    assert dict(loose.select("victory", "verdict").rows())["science"] == "PASS"
 
 
 def test_the_experiment_file_carries_gate_and_anomaly_settings(tmp_path):

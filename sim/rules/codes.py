@@ -57,6 +57,13 @@ CONQUEST, SCIENCE_WIN, DOMINANCE, TURN_LIMIT, HUMAN_OUT = range(len(VICTORY_NAME
 REVOLT_CAUSES = (None, "transfer", "unrest")
 REVOLT_NONE, REVOLT_TRANSFER, REVOLT_UNREST = range(len(REVOLT_CAUSES))
 
+# ---------------------------------------------------------------- a war's front (D9, ai.diplomacy)
+FRONT_FIELDS = ("a_attack_near_b", "b_defence_near_b", "b_attack_near_a", "a_defence_near_a",
+                "b_units_near_a")
+A_ATTACK_NEAR_B, B_DEFENCE_NEAR_B, B_ATTACK_NEAR_A, A_DEFENCE_NEAR_A, B_UNITS_NEAR_A = \
+    range(len(FRONT_FIELDS))
+N_FRONT = len(FRONT_FIELDS)
+
 # ---------------------------------------------------------------- what a random draw is for
 # A draw's key is (stream, turn, purpose, subject) (sim.world.rng.draw_key): a change that
 # alters one draw, or how many draws a turn makes, leaves every other draw as it was

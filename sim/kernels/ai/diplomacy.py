@@ -36,6 +36,11 @@ from sim.kernels.rules.events import log_event
 from sim.kernels.rules.seats import cities_held, forbidden_mechanic
 from sim.kernels.rules.units import is_military
 from sim.rules.codes import (
+    A_ATTACK_NEAR_B,
+    A_DEFENCE_NEAR_A,
+    B_ATTACK_NEAR_A,
+    B_DEFENCE_NEAR_B,
+    B_UNITS_NEAR_A,
     COL_BY,
     COL_KIND,
     COL_SEAT,
@@ -46,6 +51,7 @@ from sim.rules.codes import (
     EV_TRUCE_DECLINED,
     M_PACT,
     M_TRUCE,
+    N_FRONT,
     PERCENT,
 )
 
@@ -83,11 +89,12 @@ def war_record(st: State, a: np.int64, b: np.int64, since: np.int64,
 @njit
 def front(st: State, tb: TableArrays, distance: np.ndarray, a: np.int64, b: np.int64,
           radius: np.int64) -> np.ndarray:
-    """(5,) int64 about the war between seats `a` and `b`: [0] a's attack near b's
-    cities, [1] b's defence near b's cities, [2] b's attack near a's cities, [3] a's
-    defence near a's cities, [4] b's fighting units near a's cities ("near": within
-    `radius` steps; fighting units only). distance: (T, T) board.distance."""
-    out = np.zeros(5, dtype=np.int64)
+    """(N_FRONT,) int64 about the war between seats `a` and `b`, indexed by
+    sim.rules.codes.FRONT_FIELDS: a's attack near b's cities, b's defence near b's
+    cities, b's attack near a's cities, a's defence near a's cities, b's fighting units
+    near a's cities ("near": within `radius` steps; fighting units only). distance:
+    (T, T) board.distance."""
+    out = np.zeros(N_FRONT, dtype=np.int64)
     for u in range(st.n_units[0]):
         t = st.unit_tile[u]
         o = st.unit_owner[u]
@@ -102,12 +109,12 @@ def front(st: State, tb: TableArrays, distance: np.ndarray, a: np.int64, b: np.i
                 near_b = near_b or st.city_owner[c] == b
         ut = st.unit_type[u]
         if o == a:
-            out[0] += tb.unit_attack[ut] if near_b else 0
-            out[3] += tb.unit_defence[ut] if near_a else 0
+            out[A_ATTACK_NEAR_B] += tb.unit_attack[ut] if near_b else 0
+            out[A_DEFENCE_NEAR_A] += tb.unit_defence[ut] if near_a else 0
         else:
-            out[2] += tb.unit_attack[ut] if near_a else 0
-            out[1] += tb.unit_defence[ut] if near_b else 0
-            out[4] += 1 if near_a else 0
+            out[B_ATTACK_NEAR_A] += tb.unit_attack[ut] if near_a else 0
+            out[B_DEFENCE_NEAR_B] += tb.unit_defence[ut] if near_b else 0
+            out[B_UNITS_NEAR_A] += 1 if near_a else 0
     return out
 
 
@@ -150,8 +157,10 @@ def truce_worth(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     took, lost, _declined = war_record(st, seat, rival, since)
     f = front(st, tb, distance, seat, rival, np.int64(ai.peace_threat_radius))
     turns = np.int64(tb.truce_turns)
-    loss = expected_loss_pct(cities_held(st, seat), lost, f[2], f[3], turns, ai)
-    gain = expected_loss_pct(cities_held(st, rival), took, f[0], f[1], turns, ai)
+    loss = expected_loss_pct(cities_held(st, seat), lost, f[B_ATTACK_NEAR_A],
+                             f[A_DEFENCE_NEAR_A], turns, ai)
+    gain = expected_loss_pct(cities_held(st, rival), took, f[A_ATTACK_NEAR_B],
+                             f[B_DEFENCE_NEAR_B], turns, ai)
     points = loss * mean_city_points(st, tb, seat) * ai.loss_value_pct // PERCENT - \
         gain * mean_city_points(st, tb, rival) * ai.conquest_value_pct // PERCENT
     return points * tb.gold_per_point // PERCENT
@@ -200,7 +209,7 @@ def truce_offer(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
                 forbidden_mechanic(st, x, M_TRUCE) or shields_victory(st, tb, ai, x):
             continue
         f = front(st, tb, distance, seat, x, np.int64(ai.peace_threat_radius))
-        if f[4] < ai.peace_min_units:
+        if f[B_UNITS_NEAR_A] < ai.peace_min_units:
             continue
         _took, _lost, declined = war_record(st, seat, x, st.turn[0] - ai.retry_turns)
         if declined:
