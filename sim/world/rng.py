@@ -178,18 +178,28 @@ def below(state: np.ndarray, n: np.int64) -> np.int64:
             return np.int64(x % bound)
 
 
-@njit
-def weighted(state: np.ndarray, weights: np.ndarray) -> np.int64:
-    """Index i drawn with probability weights[i] / sum(weights); integer weights >= 0."""
+@njit(inline="always")
+def _total(weights: np.ndarray) -> np.int64:
     total = np.int64(0)
     for w in weights:
         total += w
-    x = below(state, total)
+    return total
+
+
+@njit(inline="always")
+def _index_at(weights: np.ndarray, x: np.int64) -> np.int64:
+    """The index whose cumulative weight first passes x (0 <= x < the total)."""
     for i in range(weights.shape[0]):
         x -= weights[i]
         if x < 0:
             return np.int64(i)
     return np.int64(weights.shape[0] - 1)
+
+
+@njit
+def weighted(state: np.ndarray, weights: np.ndarray) -> np.int64:
+    """Index i drawn with probability weights[i] / sum(weights); integer weights >= 0."""
+    return _index_at(weights, below(state, _total(weights)))
 
 
 @njit
@@ -219,12 +229,4 @@ def keyed_below(key: np.uint64, n: np.int64) -> np.int64:
 def keyed_weighted(key: np.uint64, weights: np.ndarray) -> np.int64:
     """Index i drawn with probability weights[i] / sum(weights) (integer weights >= 0,
     sum >= 1) by `keyed_below` over the cumulative weights."""
-    total = np.int64(0)
-    for w in weights:
-        total += w
-    x = keyed_below(key, total)
-    for i in range(weights.shape[0]):
-        x -= weights[i]
-        if x < 0:
-            return np.int64(i)
-    return np.int64(weights.shape[0] - 1)
+    return _index_at(weights, keyed_below(key, _total(weights)))
