@@ -7,9 +7,10 @@
 Plays N matches (default 300) of the default tables, with any `--set` overrides, for
 every seat count × length preset, on `--jobs` worker processes (joblib), and prints
 one row a cell: the share of each victory type with the mean end turn, the turn
-limit's share, and the chi-square p-value of win rate by seat (D1). Matches use root
-seed 7100 (`--root-seed`: another sample of the grid) and match indices 0..N-1 in every
-cell (common random numbers), personalities rotating with the match index as in a sweep.
+limit's share, and the chi-square p-value of win rate by seat (D1) with each seat's
+share of the wins. Matches use root seed 7100 (`--root-seed`: another sample of the
+grid) and match indices 0..N-1 in every cell (common random numbers), personalities
+rotating with the match index as in a sweep.
 `--skill K` plays every seat at AI skill K (D11; default 0).
 The balance tables of docs/balance.md come from it.
 """
@@ -63,7 +64,7 @@ def main() -> None:
     chunk = max(args.matches // (4 * args.jobs), 10)
     kinds = ("conquest", "science", "dominance", "turn_limit")
     print(f"{'seats':>5} {'length':>8} | " + " | ".join(f"{k:>15}" for k in kinds)
-          + " | seat p")
+          + " | seat p (wins % by seat)")
     for seats in (int(s) for s in args.seats.split(",")):
         for length in args.lengths.split(","):
             parts = [range(a, min(a + chunk, args.matches))
@@ -83,7 +84,9 @@ def main() -> None:
                 share = 100 * mix[k] / len(rows)
                 turn = sum(ends.get(k, [0])) / max(len(ends.get(k, [])), 1)
                 cells.append(f"{share:5.1f}% (t {turn:5.1f})")
-            print(f"{seats:>5} {length:>8} | " + " | ".join(cells) + f" | {p:.3g}", flush=True)
+            by_seat = "/".join(f"{100 * wins[s] / len(rows):.1f}" for s in range(seats))
+            print(f"{seats:>5} {length:>8} | " + " | ".join(cells) + f" | {p:.3g} ({by_seat})",
+                  flush=True)
 
 
 if __name__ == "__main__":
