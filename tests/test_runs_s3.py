@@ -145,8 +145,8 @@ def test_check_run_finds_a_part_that_differs_from_its_marker(s3, reference):
 
 def test_a_killed_dask_sweep_resumes_to_the_same_tables(s3, tmp_path):
     """The sweep and its cluster are killed (SIGKILL, the whole process group) once a
-    few chunks are committed; what they were writing has no marker. The same command
-    then waits out the dead sweep's lease, takes its lock over and finishes: the
+    few chunks are committed; what they were writing has no marker. Once the dead
+    sweep's lease has run out, the same command takes its lock over and finishes: the
     tables are those of an uninterrupted sweep."""
     exp = write(tmp_path / "exp.toml", experiment_text(matches=8, chunk_size=1,
                                                          root_seed=5))
@@ -165,6 +165,10 @@ def test_a_killed_dask_sweep_resumes_to_the_same_tables(s3, tmp_path):
     assert (run_path(url) / ".lock").exists()
     check = sim("check-run", url)
     assert check.returncode == 2 and "incomplete" in check.stderr
+    # the lease the dead sweep last renewed (SIM_LOCK_LEASE_S 3) must have run out: on a
+    # quiet machine check-run can finish inside it, and the lock is then rightly held
+    holder = json.loads((run_path(url) / ".lock").read_text())
+    time.sleep(max(0.0, float(holder["expires"]) - time.time()) + 0.5)
     resumed = sim("sweep", exp, "--backend", "dask", "--jobs", "2", "--out", url, "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     assert "taking over the stale lock" in resumed.stderr
