@@ -10,10 +10,11 @@ what independent matches would give (the pairing's variance ratio; 1.0 = no gain
 A nudge that alters one draw should not shift every later draw (synchronised
 streams, sim.world.rng), so these shares measure the game's own sensitivity.
 
-`--control` adds the warrior nudge from 101 HP (101 -> 102 against 101): at 100 HP two
-equal warriors kill each other in exactly two blows of 50 (damage_scale 100 ×
-4 / (4 + 4)), so 100 -> 101 crosses a blow-count boundary of the rules (T16, a cliff
-of the game itself) where 101 -> 102 does not.
+`--control` plays instead the same +1 HP step on either side of the default: 99 -> 100
+and 101 -> 102. At 100 HP two equal warriors kill each other in exactly two blows of
+50 (damage_scale 100 × 4 / (4 + 4)), so 100 -> 101 crosses a blow-count boundary of
+the rules (T16, deterministic combat: a cliff of the game itself) where neither
+control does.
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def _results(overrides: dict[str, int], seed: int, first: int, n: int) -> np.nda
     return out
 
 
-CONTROL = ("warrior hp 101 -> 102", {"units.warrior.hp": 101}, {"units.warrior.hp": "+1"})
+CONTROLS = [
+    ("warrior hp 99 -> 100", {"units.warrior.hp": 99}, {"units.warrior.hp": "+1"}),
+    ("warrior hp 101 -> 102", {"units.warrior.hp": 101}, {"units.warrior.hp": "+1"}),
+]
 
 
 def play(overrides: dict[str, int], seed: int, matches: int, jobs: int) -> np.ndarray:
@@ -71,11 +75,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=4711)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--control", action="store_true",
-                    help="only the control pair: warrior 101 -> 102 HP (no blow-count boundary)")
+                    help="only the control pairs: warrior 99 -> 100 and 101 -> 102 HP "
+                         "(neither crosses a blow-count boundary)")
     args = ap.parse_args()
     cases = [(name, {}, nudge) for name, nudge in NUDGES.items()]
     if args.control:
-        cases = [CONTROL]
+        cases = CONTROLS
     print(f"{args.matches} matches, seed {args.seed}, 4 seats standard")
     print(f"{'nudge':24} {'winner changes':>15} {'victory changes':>16} {'var ratio':>10}")
     played: dict[str, np.ndarray] = {}
