@@ -44,6 +44,10 @@ class Purpose(IntEnum):
     MAP = 0
     AI = 1
     EVENTS = 2
+    # Crown's rolls, order ties and AI ties (RULES-crown.md L7): one stream per match,
+    # each draw keyed by (round × waves + wave, sim.rules.crown.DRAW_*, player) through
+    # draw_key; a new value, so no hex stream moves
+    CROWN = 3
 
 
 def stream_seed(root_seed: int, match_index: int, purpose: Purpose,
