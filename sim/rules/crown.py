@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+# the hex tables' wording of a problem and its error type, reused so both games speak alike
 from sim.rules.tables import REPO_ROOT, TablesError, _fmt, _reason, tables_hash
 from sim.rules.tomlpos import InputLimit, key_lines, parse_input, read_input, utf8_problem
 
@@ -73,6 +74,7 @@ N_SCORE_TERMS = len(SCORE_TERMS)
 EVENTS = ("roll", "order", "attack", "fault", "eruption", "round_score")
 EV_ROLL, EV_ORDER, EV_ATTACK, EV_FAULT, EV_ERUPTION, EV_ROUND_SCORE = range(len(EVENTS))
 EVENT_FIELDS = ("kind", "round", "wave", "player", "zone", "a", "b")
+EF_KIND, EF_ROUND, EF_WAVE, EF_PLAYER, EF_ZONE, EF_A, EF_B = range(len(EVENT_FIELDS))
 N_EVENT_FIELDS = len(EVENT_FIELDS)
 EVENT_MEANING = {
     "roll": "player rolled face `zone` (0-based); a = Crown, b = lead type",
@@ -496,3 +498,17 @@ def load_crown_tables(path: str | Path | None = None,
         raise TablesError([exc.where(source)]) from None
     tables = _validate(raw, source, key_lines(text), {})
     return tables.with_overrides(overrides or {})
+
+
+# ---------------------------------------------------------------- AI units (K14)
+# skill 1's next-wave risk of a zone is a chance, held as an integer in parts of this
+# (kernels stay in exact integer arithmetic, so the plain reference matches them)
+RISK_SCALE = 10_000
+# candidate orders a player weighs: one per zone, and the pass
+MAX_CANDIDATES = MAX_ZONES + 1
+# the outcome's summary row (`result` of sim.kernels.crown.play_crown)
+RESULT_FIELDS = ("winner", "decided_by", "zones_a", "zones_b", "majorities_a",
+                 "majorities_b", "fault_leader", "n_events")
+(RS_WINNER, RS_DECIDED_BY, RS_ZONES_A, RS_ZONES_B, RS_MAJ_A, RS_MAJ_B, RS_FAULT_LEADER,
+ RS_N_EVENTS) = range(len(RESULT_FIELDS))
+N_RESULT_FIELDS = len(RESULT_FIELDS)

@@ -1,0 +1,126 @@
+"""One Crown match from Python (../shared/RULES-crown.md): the start board (L4), the
+match's stream (L7), the compiled match (`sim.kernels.crown.play_crown`) and its
+outcome record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.kernels.crown import play_crown
+from sim.rules.crown import (
+    ATTACK_COUNTS,
+    CROWN_SKILLS,
+    EMPTY,
+    MAX_ZONES,
+    N_EVENT_FIELDS,
+    N_RESULT_FIELDS,
+    N_ROUND_FIELDS,
+    N_SCORE_TERMS,
+    N_SIDES,
+    N_WIDGETS,
+    RS_DECIDED_BY,
+    RS_FAULT_LEADER,
+    RS_MAJ_A,
+    RS_MAJ_B,
+    RS_N_EVENTS,
+    RS_WINNER,
+    RS_ZONES_A,
+    RS_ZONES_B,
+    CrownTables,
+)
+from sim.world.rng import Purpose, stream_seed
+
+
+@dataclass(frozen=True)
+class CrownOutcome:
+    """What one Crown match ended with.
+
+    winner: SIDE_A, SIDE_B or NO_WINNER (a draw); decided_by: a RESULTS code (K13).
+    totals (N_SIDES,); terms (N_SIDES, N_SCORE_TERMS) points by SCORE_TERMS;
+    zones, majorities (N_SIDES,) at the end; fault_leader: the side ahead after the
+    fault round (EMPTY: level, or no fault); first_counts (N_SIDES,): waves the side's
+    player acted first (K05); lead_counts (N_SIDES, N_WIDGETS): rolls by lead (K03);
+    attack_counts (N_SIDES, N_WIDGETS, ATTACK_COUNTS) by the attacker's lead;
+    rounds (rounds, N_ROUND_FIELDS) per-round rows (ROUND_FIELDS); events (E,
+    N_EVENT_FIELDS) the match's events (EVENT_FIELDS); owner, tokens (n_zones,) the
+    final board."""
+
+    seed: int
+    match_index: int
+    side_skill: tuple[int, int]
+    winner: int
+    decided_by: int
+    totals: np.ndarray
+    terms: np.ndarray
+    zones: np.ndarray
+    majorities: np.ndarray
+    fault_leader: int
+    first_counts: np.ndarray
+    lead_counts: np.ndarray
+    attack_counts: np.ndarray
+    rounds: np.ndarray
+    events: np.ndarray
+    owner: np.ndarray
+    tokens: np.ndarray
+
+
+def crown_stream(seed: int, match_index: int) -> np.uint64:
+    """L7: the key of match `match_index`'s stream: (root seed, match, Purpose.CROWN);
+    each draw folds in its wave, purpose and player (sim.world.rng.draw_key)."""
+    return np.uint64(stream_seed(seed, match_index, Purpose.CROWN))
+
+
+def start_board(tables: CrownTables) -> tuple[np.ndarray, np.ndarray]:
+    """L4: (owner, tokens), (MAX_ZONES,) int64 each: every zone empty but each side's
+    home zone with 1 token."""
+    owner = np.full(MAX_ZONES, EMPTY, dtype=np.int64)
+    tokens = np.zeros(MAX_ZONES, dtype=np.int64)
+    for side, home in enumerate(tables.record.home):
+        owner[home], tokens[home] = side, 1
+    return owner, tokens
+
+
+def event_capacity(tables: CrownTables) -> int:
+    """Rows enough for every event of a match: per player and wave a roll, an order and
+    an attack; per round a score row per side; per fault and eruption a row per zone."""
+    rec = tables.record
+    players = int(rec.team_size.sum())
+    return int(rec.rounds * rec.waves * players * 3 + rec.rounds * N_SIDES
+               + 2 * rec.n_zones)
+
+
+def play_crown_match(tables: CrownTables, seed: int, match_index: int = 0,
+                     side_skill: tuple[int, int] = (0, 0),
+                     board: tuple[np.ndarray, np.ndarray] | None = None) -> CrownOutcome:
+    """Play match `match_index` of root `seed` on `tables`, side A's players at AI
+    skill side_skill[0], side B's at side_skill[1] (K14: CROWN_SKILLS); `board`
+    (owner, tokens) replaces the start board (a scenario's)."""
+    for skill in side_skill:
+        if skill not in CROWN_SKILLS:
+            raise ValueError(f"a Crown AI skill is one of {CROWN_SKILLS}, got {skill}")
+    rec = tables.record
+    owner, tokens = start_board(tables) if board is None else (board[0].copy(),
+                                                                 board[1].copy())
+    events = np.zeros((event_capacity(tables), N_EVENT_FIELDS), dtype=np.int64)
+    totals = np.zeros(N_SIDES, dtype=np.int64)
+    terms = np.zeros((N_SIDES, N_SCORE_TERMS), dtype=np.int64)
+    rounds = np.zeros((rec.rounds, N_ROUND_FIELDS), dtype=np.int64)
+    attack_counts = np.zeros((N_SIDES, N_WIDGETS, len(ATTACK_COUNTS)), dtype=np.int64)
+    lead_counts = np.zeros((N_SIDES, N_WIDGETS), dtype=np.int64)
+    first_counts = np.zeros(N_SIDES, dtype=np.int64)
+    result = np.zeros(N_RESULT_FIELDS, dtype=np.int64)
+    play_crown(rec, crown_stream(seed, match_index), np.array(side_skill, dtype=np.int64),
+               owner, tokens, events, totals, terms, rounds, attack_counts, lead_counts,
+               first_counts, result)
+    n_zones = int(rec.n_zones)
+    return CrownOutcome(
+        seed=seed, match_index=match_index, side_skill=(int(side_skill[0]), int(side_skill[1])),
+        winner=int(result[RS_WINNER]), decided_by=int(result[RS_DECIDED_BY]), totals=totals,
+        terms=terms,
+        zones=np.array([result[RS_ZONES_A], result[RS_ZONES_B]]),
+        majorities=np.array([result[RS_MAJ_A], result[RS_MAJ_B]]),
+        fault_leader=int(result[RS_FAULT_LEADER]), first_counts=first_counts,
+        lead_counts=lead_counts, attack_counts=attack_counts, rounds=rounds,
+        events=events[: result[RS_N_EVENTS]], owner=owner[:n_zones], tokens=tokens[:n_zones])
