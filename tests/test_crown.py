@@ -52,6 +52,7 @@ from sim.rules.crown import (
     TERM_ZONES,
     WIDGETS,
     WILDCARD,
+    WORK_SIZE,
     fault_round,
     load_crown_tables,
 )
@@ -146,15 +147,16 @@ def test_k05_players_act_strongest_crown_first_ties_by_a_keyed_draw(tables):
     crown = np.array([5, 9, 5, 7, 5, 1, 0, 0], dtype=np.int64)
     order = np.zeros(MAX_PLAYERS, dtype=np.int64)
     stream = crown_stream(3, 0)
-    wave_order(stream, np.int64(4), crown, np.int64(6), order)
+    tie = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    wave_order(stream, np.int64(4), crown, np.int64(6), order, tie)
     got = list(order[:6])
     assert got[:2] == [1, 3] and sorted(got[2:5]) == [0, 2, 4] and got[5] == 5
     again = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    wave_order(stream, np.int64(4), crown, np.int64(6), again)
+    wave_order(stream, np.int64(4), crown, np.int64(6), again, tie)
     assert list(again) == list(order)
     orders = set()
     for turn in range(40):
-        wave_order(stream, np.int64(turn), crown, np.int64(6), order)
+        wave_order(stream, np.int64(turn), crown, np.int64(6), order, tie)
         orders.add(tuple(order[2:5]))
     assert len(orders) > 1  # the ties are drawn, not by index
 
@@ -185,13 +187,14 @@ def test_k10_a_round_score_counts_zones_capture_points_majorities_and_a_joined_a
     held = {z: (SIDE_A, 1) for z in ("W1", "W2", "W3", "C1", "C2", "C3")}
     owner, tokens = _board(tables, {**held, "E3": (SIDE_B, 2)})
     terms = np.zeros(N_SCORE_TERMS, dtype=np.int64)
-    assert side_score(rec, owner, np.int64(SIDE_A), terms) == 6 + 8 + 6
+    work = np.zeros(WORK_SIZE, dtype=np.int64)
+    assert side_score(rec, owner, np.int64(SIDE_A), terms, work) == 6 + 8 + 6
     assert (terms[TERM_ZONES], terms[TERM_CAPTURE], terms[TERM_MAJORITIES],
             terms[TERM_JOINED]) == (6, 8, 6, 0)
-    assert side_score(rec, owner, np.int64(SIDE_B), terms) == 1 + 3
+    assert side_score(rec, owner, np.int64(SIDE_B), terms, work) == 1 + 3
     # E1 joined to C1: one area over 3 regions, +2
     owner[tables.zone_names.index("E1")] = SIDE_A
-    assert side_score(rec, owner, np.int64(SIDE_A), terms) == 7 + 8 + 6 + 2
+    assert side_score(rec, owner, np.int64(SIDE_A), terms, work) == 7 + 8 + 6 + 2
     ref_board = ref.Board({n: ("AB"[owner[i]] if owner[i] != EMPTY else None)
                            for i, n in enumerate(tables.zone_names)},
                           {n: int(tokens[i]) for i, n in enumerate(tables.zone_names)})
@@ -356,3 +359,23 @@ def test_k14_skill_1_beats_skill_0_on_either_side(tables):
         wins = winners.count(side)
         decided = wins + winners.count(1 - side)
         assert binomtest(wins, decided, alternative="greater").pvalue < 0.001, (skills, wins)
+
+
+def test_bench_match_game_crown_prints_its_figures_as_json():
+    """`sim bench match --game crown --json` times Crown matches at the default tables'
+    10 rounds x 3 waves x 6 players and prints matches per second per core."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from sim.cli import app
+
+    done = CliRunner().invoke(app, ["bench", "match", "--game", "crown", "--matches", "30",
+                                    "--json"])
+    assert done.exit_code == 0, done.output
+    figures = json.loads(done.output)
+    assert (figures["game"], figures["rounds"], figures["waves"], figures["players"]) == \
+        ("crown", 10, 3, 6)
+    assert figures["matches_per_s_core"] > 0
+    bad = CliRunner().invoke(app, ["bench", "match", "--game", "chess"])
+    assert bad.exit_code != 0 and "hex or crown" in bad.output

@@ -22,8 +22,11 @@ def _print_bench(result: dict, as_json: bool) -> None:
 
 @bench_app.command("match")
 def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
-                matches: Annotated[int, typer.Option(help="Standard matches to time.",
-                                                     min=1)] = 300,
+                matches: Annotated[int | None, typer.Option(
+                    help="Matches to time (default: 300 hex, 2000 Crown).", min=1)] = None,
+                game: Annotated[str, typer.Option(
+                    help="The game: hex (the 4X game) or crown (issue 48: every player "
+                         "at --skill, 10 rounds x 3 waves x 6 players).")] = "hex",
                 skill: Annotated[int, typer.Option(
                     help="Also time the same matches with seat 0 at this AI skill "
                          "(1: lookahead, 2: search) and print the cost ratio.")] = 0,
@@ -37,11 +40,23 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
                 ) -> None:
     """Matches per second on one core, and the engine's cold and warm start times; with
     --skill 1, a skill-1 match's cost against a skill-0 match's; with --phases, where
-    the time goes."""
+    the time goes. With --game crown: Crown matches per second per core."""
     from sim.rules.codes import SKILLS
     from sim.runner.bench import bench_match as run
     from sim.runner.bench import bench_phases
 
+    if game == "crown":
+        from sim.rules.crown import CROWN_SKILLS
+        from sim.runner.bench import bench_crown_match
+
+        if skill not in CROWN_SKILLS:
+            raise typer.BadParameter(f"one of {', '.join(map(str, CROWN_SKILLS))}",
+                                     param_hint="--skill")
+        _print_bench(bench_crown_match(matches or 2000, skill=skill), as_json)
+        return
+    if game != "hex":
+        raise typer.BadParameter("hex or crown", param_hint="--game")
+    matches = matches or 300
     if skill not in SKILLS:
         raise typer.BadParameter(f"one of {', '.join(map(str, SKILLS))}", param_hint="--skill")
     if phases:

@@ -77,18 +77,19 @@ def start_board(tables: CrownTables) -> tuple[np.ndarray, np.ndarray]:
     home zone with 1 token."""
     owner = np.full(MAX_ZONES, EMPTY, dtype=np.int64)
     tokens = np.zeros(MAX_ZONES, dtype=np.int64)
-    for side, home in enumerate(tables.record.home):
-        owner[home], tokens[home] = side, 1
+    names = list(tables.model.map.zones)
+    for side, home in enumerate(tables.model.map.homes):
+        owner[names.index(home)], tokens[names.index(home)] = side, 1
     return owner, tokens
 
 
 def event_capacity(tables: CrownTables) -> int:
     """Rows enough for every event of a match: per player and wave a roll, an order and
     an attack; per round a score row per side; per fault and eruption a row per zone."""
-    rec = tables.record
-    players = int(rec.team_size.sum())
-    return int(rec.rounds * rec.waves * players * 3 + rec.rounds * N_SIDES
-               + 2 * rec.n_zones)
+    m = tables.model
+    players = sum(m.match.team_sizes)
+    return (m.match.rounds * m.match.waves * players * 3 + m.match.rounds * N_SIDES
+            + 2 * len(m.map.zones))
 
 
 def play_crown_match(tables: CrownTables, seed: int, match_index: int = 0,
@@ -100,21 +101,21 @@ def play_crown_match(tables: CrownTables, seed: int, match_index: int = 0,
     for skill in side_skill:
         if skill not in CROWN_SKILLS:
             raise ValueError(f"a Crown AI skill is one of {CROWN_SKILLS}, got {skill}")
-    rec = tables.record
+    # the model's attributes, not the record's: a numpy record's field costs microseconds
+    rounds_n, n_zones = tables.model.match.rounds, len(tables.model.map.zones)
     owner, tokens = start_board(tables) if board is None else (board[0].copy(),
                                                                  board[1].copy())
     events = np.zeros((event_capacity(tables), N_EVENT_FIELDS), dtype=np.int64)
     totals = np.zeros(N_SIDES, dtype=np.int64)
     terms = np.zeros((N_SIDES, N_SCORE_TERMS), dtype=np.int64)
-    rounds = np.zeros((rec.rounds, N_ROUND_FIELDS), dtype=np.int64)
+    rounds = np.zeros((rounds_n, N_ROUND_FIELDS), dtype=np.int64)
     attack_counts = np.zeros((N_SIDES, N_WIDGETS, len(ATTACK_COUNTS)), dtype=np.int64)
     lead_counts = np.zeros((N_SIDES, N_WIDGETS), dtype=np.int64)
     first_counts = np.zeros(N_SIDES, dtype=np.int64)
     result = np.zeros(N_RESULT_FIELDS, dtype=np.int64)
-    play_crown(rec, crown_stream(seed, match_index), np.array(side_skill, dtype=np.int64),
+    play_crown(tables.record, crown_stream(seed, match_index), np.array(side_skill, dtype=np.int64),
                owner, tokens, events, totals, terms, rounds, attack_counts, lead_counts,
                first_counts, result)
-    n_zones = int(rec.n_zones)
     return CrownOutcome(
         seed=seed, match_index=match_index, side_skill=(int(side_skill[0]), int(side_skill[1])),
         winner=int(result[RS_WINNER]), decided_by=int(result[RS_DECIDED_BY]), totals=totals,

@@ -51,6 +51,7 @@ from sim.rules.crown import (
     MAX_TOKENS,
     MAX_ZONE_TOUCHES,
     MAX_ZONES,
+    N_CANDIDATE_FIELDS,
     N_FACES,
     N_SCORE_TERMS,
     N_SIDES,
@@ -75,6 +76,7 @@ from sim.rules.crown import (
     TERM_MAJORITIES,
     TERM_ZONES,
     WILDCARD,
+    WORK_SIZE,
 )
 from sim.world.rng import draw_key, keyed_below
 
@@ -130,11 +132,11 @@ def roll_face(stream: np.uint64, turn: np.int64, player: np.int64) -> np.int64:
 
 @njit
 def wave_order(stream: np.uint64, turn: np.int64, crown: np.ndarray, n_players: np.int64,
-               order: np.ndarray) -> None:
+               order: np.ndarray, tie: np.ndarray) -> None:
     """K05: `order[:n_players]` = the players strongest Crown first; equal Crowns in the
     order of a keyed draw each (DRAW_ORDER_TIE; larger first), then by index.
-    crown: (P,) int64; order: (MAX_PLAYERS,) int64, written."""
-    tie = np.zeros(MAX_PLAYERS, dtype=np.uint64)
+    crown: (P,) int64; order: (MAX_PLAYERS,) int64, written; tie: (MAX_PLAYERS,)
+    uint64 scratch."""
     for p in range(n_players):
         tie[p] = draw_key(stream, turn, np.int64(DRAW_ORDER_TIE), np.int64(p))
         order[p] = p
@@ -251,9 +253,9 @@ def region_counts(tb, owner: np.ndarray, side: np.int64, counts: np.ndarray) -> 
 
 
 @njit
-def majorities_of(tb, owner: np.ndarray, side: np.int64) -> np.int64:
-    """K10, K13: regions where `side` holds tb.majority_zones or more zones."""
-    counts = np.zeros(MAX_REGIONS, dtype=np.int64)
+def majorities_of(tb, owner: np.ndarray, side: np.int64, counts: np.ndarray) -> np.int64:
+    """K10, K13: regions where `side` holds tb.majority_zones or more zones.
+    counts: (MAX_REGIONS,) int64 scratch."""
     region_counts(tb, owner, side, counts)
     n = np.int64(0)
     for r in range(tb.n_regions):
@@ -263,10 +265,11 @@ def majorities_of(tb, owner: np.ndarray, side: np.int64) -> np.int64:
 
 
 @njit
-def land_joined(tb, owner: np.ndarray, side: np.int64, held: np.int64) -> bool:
-    """K10: does all of `side`'s land (held zones, >= 1) form one joined area?"""
-    seen = np.zeros(MAX_ZONES, dtype=np.uint8)
-    stack = np.empty(MAX_ZONES, dtype=np.int64)
+def land_joined(tb, owner: np.ndarray, side: np.int64, held: np.int64, seen: np.ndarray,
+                stack: np.ndarray) -> bool:
+    """K10: does all of `side`'s land (held zones, >= 1) form one joined area?
+    seen, stack: (MAX_ZONES,) int64 scratch."""
+    seen[:] = 0
     top = np.int64(0)
     for z in range(tb.n_zones):
         if owner[z] == side:
@@ -291,13 +294,15 @@ def land_joined(tb, owner: np.ndarray, side: np.int64, held: np.int64) -> bool:
 
 
 @njit
-def side_score(tb, owner: np.ndarray, side: np.int64, terms: np.ndarray) -> np.int64:
+def side_score(tb, owner: np.ndarray, side: np.int64, terms: np.ndarray,
+               work: np.ndarray) -> np.int64:
     """K10: `side`'s points for a round scored on this board: per_zone per zone held,
     its capture points' values, majority_bonus per region held by a majority, and
     joined_bonus when all its land is one joined area spanning joined_regions or more
     regions. terms: (N_SCORE_TERMS,) int64, the four K10 terms written (TERM_LAST_EXTRA
-    left 0)."""
-    counts = np.zeros(MAX_REGIONS, dtype=np.int64)
+    left 0). work: (WORK_SIZE,) int64 scratch (kernels allocate once a match: a
+    match scores a board a few thousand times)."""
+    counts = work[:MAX_REGIONS]
     held = region_counts(tb, owner, side, counts)
     terms[:] = 0
     terms[TERM_ZONES] = held * tb.per_zone
@@ -310,17 +315,20 @@ def side_score(tb, owner: np.ndarray, side: np.int64, terms: np.ndarray) -> np.i
             terms[TERM_MAJORITIES] += tb.majority_bonus
         if counts[r] > 0:
             spanned += 1
-    if held > 0 and spanned >= tb.joined_regions and land_joined(tb, owner, side, held):
+    if held > 0 and spanned >= tb.joined_regions and land_joined(
+            tb, owner, side, held, work[MAX_REGIONS:MAX_REGIONS + MAX_ZONES],
+            work[MAX_REGIONS + MAX_ZONES:]):
         terms[TERM_JOINED] = tb.joined_bonus
     return terms[TERM_ZONES] + terms[TERM_CAPTURE] + terms[TERM_MAJORITIES] + terms[TERM_JOINED]
 
 
 @njit
-def score_difference(tb, owner: np.ndarray, side: np.int64) -> np.int64:
-    """K10: `side`'s round points less the other side's, on this board."""
-    terms = np.zeros(N_SCORE_TERMS, dtype=np.int64)
-    mine = side_score(tb, owner, side, terms)
-    return mine - side_score(tb, owner, 1 - side, terms)
+def score_difference(tb, owner: np.ndarray, side: np.int64, terms: np.ndarray,
+                     work: np.ndarray) -> np.int64:
+    """K10: `side`'s round points less the other side's, on this board (terms, work:
+    side_score's scratch)."""
+    mine = side_score(tb, owner, side, terms, work)
+    return mine - side_score(tb, owner, 1 - side, terms, work)
 
 
 @njit
@@ -396,14 +404,15 @@ def side_threat(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64,
 
 @njit
 def order_gain(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64, kind: np.int64,
-               zone: np.int64, wins: bool, base: np.int64) -> np.int64:
+               zone: np.int64, wins: bool, base: np.int64, terms: np.ndarray,
+               work: np.ndarray) -> np.int64:
     """K14: the immediate gain of an order: the change of the round's score difference
     (K10) if the round were scored right after it; `base` the difference now. A
     reinforce, a lost attack and a pass gain 0."""
     if kind == CLAIM or (kind == ATTACK and wins):
         was_owner, was_tokens = owner[zone], tokens[zone]
         owner[zone], tokens[zone] = side, np.int64(1)
-        gain = score_difference(tb, owner, side) - base
+        gain = score_difference(tb, owner, side, terms, work) - base
         owner[zone], tokens[zone] = was_owner, was_tokens
         return gain
     return np.int64(0)
@@ -415,7 +424,8 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
                  crown: np.ndarray, lead: np.ndarray, player_side: np.ndarray,
                  order: np.ndarray, place: np.int64, n_players: np.int64,
                  surge: np.ndarray, best_crown: np.ndarray, best_lead: np.ndarray,
-                 risk: np.ndarray, chosen: np.ndarray) -> None:
+                 risk: np.ndarray, chosen: np.ndarray, terms: np.ndarray, work: np.ndarray,
+                 surge_value: np.ndarray, candidates: np.ndarray) -> None:
     """K14: `player`'s order. Skill 0: the legal order of best immediate gain
     (order_gain). Skill 1 adds, in points × PERCENT × RISK_SCALE: ai.surge_pct % of
     the gain the Surge of an order in a region gives the teammates still to act this
@@ -423,14 +433,15 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
     ai.threat_pct % of the next wave's expected loss it avoids (side_threat). Passes
     only when no order is legal; equal values are settled by a keyed draw
     (DRAW_AI_TIE). chosen: (2,) int64 written with (order kind, zone; EMPTY for a
-    pass)."""
+    pass). terms, work: side_score's scratch; surge_value (MAX_REGIONS,) and candidates
+    (N_CANDIDATE_FIELDS, MAX_CANDIDATES) int64 scratch."""
     enemy = 1 - side
     landed = has_land(tb, owner, side)
-    base = score_difference(tb, owner, side)
+    base = score_difference(tb, owner, side, terms, work)
     cp = capture_points_held(tb, owner, side)
     scale = np.int64(PERCENT) * RISK_SCALE
     # skill 1: what the Surge of one more order in each region is worth to teammates
-    surge_value = np.zeros(MAX_REGIONS, dtype=np.int64)
+    surge_value[:] = 0
     threat_now = np.int64(0)
     if skill >= 1:
         threat_now = side_threat(tb, owner, tokens, side, risk)
@@ -447,7 +458,7 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
                         continue
                     defence = defence_total(tb, best_crown[enemy], best_lead[enemy], tokens[z])
                     gain = order_gain(tb, owner, tokens, side, np.int64(ATTACK), np.int64(z),
-                                      True, base)
+                                      True, base, terms, work)
                     without = attack_total(tb, crown[q], lead[q], surge[side, r],
                                            best_lead[enemy], cp)
                     if without > defence and gain > best_without:
@@ -455,9 +466,7 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
                     if without + tb.surge_bonus > defence and gain > best_with:
                         best_with = gain
                 surge_value[r] += best_with - best_without
-    kinds = np.empty(MAX_CANDIDATES, dtype=np.int64)
-    zones = np.empty(MAX_CANDIDATES, dtype=np.int64)
-    values = np.empty(MAX_CANDIDATES, dtype=np.int64)
+    kinds, zones, values = candidates[0], candidates[1], candidates[2]
     n = np.int64(0)
     for z in range(tb.n_zones):
         kind = order_on(tb, owner, tokens, side, np.int64(z), landed)
@@ -468,7 +477,8 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
             attack = attack_total(tb, crown[player], lead[player], surge[side, tb.zone_region[z]],
                                   best_lead[enemy], cp)
             wins = attack > defence_total(tb, best_crown[enemy], best_lead[enemy], tokens[z])
-        value = order_gain(tb, owner, tokens, side, kind, np.int64(z), wins, base) * scale
+        value = order_gain(tb, owner, tokens, side, kind, np.int64(z), wins, base, terms,
+                           work) * scale
         if skill >= 1:
             value += tb.surge_pct * surge_value[tb.zone_region[z]] * RISK_SCALE
             was_owner, was_tokens = owner[z], tokens[z]
@@ -546,11 +556,16 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
     crown = np.zeros(MAX_PLAYERS, dtype=np.int64)
     lead = np.zeros(MAX_PLAYERS, dtype=np.int64)
     order = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    tie = np.zeros(MAX_PLAYERS, dtype=np.uint64)
     surge = np.zeros((N_SIDES, MAX_REGIONS), dtype=np.int64)
     best_crown = np.zeros(N_SIDES, dtype=np.int64)
     best_lead = np.zeros(N_SIDES, dtype=np.int64)
     chosen = np.zeros(2, dtype=np.int64)
     round_terms = np.zeros(N_SCORE_TERMS, dtype=np.int64)
+    scratch_terms = np.zeros(N_SCORE_TERMS, dtype=np.int64)
+    work = np.zeros(WORK_SIZE, dtype=np.int64)
+    surge_value = np.zeros(MAX_REGIONS, dtype=np.int64)
+    candidates = np.zeros((N_CANDIDATE_FIELDS, MAX_CANDIDATES), dtype=np.int64)
     totals[:] = 0
     terms[:] = 0
     attack_counts[:] = 0
@@ -570,7 +585,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
                 lead_counts[player_side[p], lead[p]] += 1
                 n_events = log_crown_event(events, n_events, np.int64(EV_ROLL), np.int64(rnd),
                                            np.int64(wave), np.int64(p), face, crown[p], lead[p])
-            wave_order(stream, turn, crown, n_players, order)
+            wave_order(stream, turn, crown, n_players, order, tie)
             first_counts[player_side[order[0]]] += 1
             # K08, L5: each side's best Crown of the wave; on equal Crowns, the player
             # first in the wave's order (K05 already drew their ties) is "that player"
@@ -586,7 +601,8 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
                 side = player_side[p]
                 choose_order(tb, stream, turn, np.int64(p), side, side_skill[side], owner,
                              tokens, crown, lead, player_side, order, np.int64(place),
-                             n_players, surge, best_crown, best_lead, risk, chosen)
+                             n_players, surge, best_crown, best_lead, risk, chosen,
+                             scratch_terms, work, surge_value, candidates)
                 kind, zone = chosen[0], chosen[1]
                 n_events = log_crown_event(events, n_events, np.int64(EV_ORDER), np.int64(rnd),
                                            np.int64(wave), np.int64(p), zone, kind,
@@ -625,7 +641,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
                               np.int64(EV_ERUPTION), np.int64(rnd))
         multiplier = tb.last_round_multiplier if last else np.int64(1)
         for side in range(N_SIDES):
-            points = side_score(tb, owner, np.int64(side), round_terms)
+            points = side_score(tb, owner, np.int64(side), round_terms, work)
             for k in range(N_SCORE_TERMS):
                 terms[side, k] += round_terms[k]
             terms[side, TERM_LAST_EXTRA] += points * (multiplier - 1)
@@ -653,7 +669,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
         for z in range(tb.n_zones):
             if owner[z] == side:
                 zones[side] += 1
-        majorities[side] = majorities_of(tb, owner, np.int64(side))
+        majorities[side] = majorities_of(tb, owner, np.int64(side), work[:MAX_REGIONS])
     decide(totals, zones, majorities, result)
     result[RS_ZONES_A], result[RS_ZONES_B] = zones[SIDE_A], zones[SIDE_B]
     result[RS_MAJ_A], result[RS_MAJ_B] = majorities[SIDE_A], majorities[SIDE_B]

@@ -506,9 +506,14 @@ def load_crown_tables(path: str | Path | None = None,
 RISK_SCALE = 10_000
 # candidate orders a player weighs: one per zone, and the pass
 MAX_CANDIDATES = MAX_ZONES + 1
+CANDIDATE_FIELDS = ("kind", "zone", "value")  # rows of the AI's candidate scratch
+N_CANDIDATE_FIELDS = len(CANDIDATE_FIELDS)
 # the outcome's summary row (`result` of sim.kernels.crown.play_crown)
 RESULT_FIELDS = ("winner", "decided_by", "zones_a", "zones_b", "majorities_a",
                  "majorities_b", "fault_leader", "n_events")
 (RS_WINNER, RS_DECIDED_BY, RS_ZONES_A, RS_ZONES_B, RS_MAJ_A, RS_MAJ_B, RS_FAULT_LEADER,
  RS_N_EVENTS) = range(len(RESULT_FIELDS))
 N_RESULT_FIELDS = len(RESULT_FIELDS)
+# the kernels' scoring scratch: region counts, then the joined-area search's seen
+# flags and stack (sim.kernels.crown.side_score)
+WORK_SIZE = MAX_REGIONS + 2 * MAX_ZONES

@@ -222,6 +222,37 @@ def bench_match(n_matches: int = 300, seed: int = 20260101, skill: int = 0,
     return out
 
 
+def bench_crown_match(n_matches: int = 2000, seed: int = 20260101, skill: int = 0,
+                      block: int = 100) -> dict:
+    """Crown matches (issue 48; default tables: 10 rounds x 3 waves x 6 players, every
+    player at AI `skill`) played one after another in this process, after one match
+    outside the timing (the compile or the cache load). matches_per_s_core divides by
+    the process's CPU time, which a machine shared with other work inflates less than
+    the wall time (matches_per_s_wall) it shares with them; both are medians over
+    blocks of `block` matches."""
+    from sim.engine.crown import play_crown_match
+    from sim.rules.crown import load_crown_tables
+
+    tables = load_crown_tables()
+    skills = (skill, skill)
+    play_crown_match(tables, seed, 0, skills)
+    cpu_rates, wall_rates = [], []
+    for start in range(0, n_matches, block):
+        n = min(block, n_matches - start)
+        c0, w0 = time.process_time(), time.perf_counter()
+        for i in range(start, start + n):
+            play_crown_match(tables, seed, i, skills)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        cpu_rates.append(n / max(cpu, 1e-9))
+        wall_rates.append(n / max(wall, 1e-9))
+    m = tables.model.match
+    return {"game": "crown", "matches": n_matches, "skill": skill,
+            "rounds": m.rounds, "waves": m.waves, "players": sum(m.team_sizes),
+            "matches_per_s_core": round(statistics.median(cpu_rates), 1),
+            "matches_per_s_wall": round(statistics.median(wall_rates), 1),
+            "load_average_1m": round(os.getloadavg()[0], 2)}
+
+
 def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> dict:
     """Where a standard match's time goes: the same matches as bench_match played
     with each phase of the match loop timed (sim.kernels.timing), each phase's share
