@@ -379,3 +379,124 @@ def test_bench_match_game_crown_prints_its_figures_as_json():
     assert figures["matches_per_s_core"] > 0
     bad = CliRunner().invoke(app, ["bench", "match", "--game", "chess"])
     assert bad.exit_code != 0 and "hex or crown" in bad.output
+
+
+# ---------------------------------------------------------------- scenarios
+SCENARIO_DIR = TESTS / "scenarios" / "crown"
+
+
+def _scenario(tmp_path, body: str):
+    path = tmp_path / "scn.toml"
+    path.write_text(body)
+    return path
+
+
+def _run_scenario(path, *extra):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sim.cli import app
+
+    done = CliRunner().invoke(app, ["scenario", "--game", "crown", str(path), "--json",
+                                    *extra])
+    return done.exit_code, (json.loads(done.stdout) if done.exit_code == 0 else done.output)
+
+
+def test_k07_k09_scenario_the_page_attack_takes_the_zone_and_a_second_order_is_refused():
+    """K04, K07–K09 through `sim scenario --game crown`: the page's 12 against 7 takes
+    C2 (1 token of side A), and the same player's second order of the wave is refused."""
+    code, report = _run_scenario(SCENARIO_DIR / "k07_attack_12_takes_defence_7.toml")
+    assert code == 0
+    attack = report["commands"][1]
+    assert (attack["ok"], attack["attack"], attack["defence"], attack["won"]) == \
+        (True, 12, 7, True)
+    assert report["commands"][2] == {"index": 2, "do": "attack", "ok": False,
+                                     "error": "player 0 has already acted this wave"}
+    c2 = next(z for z in report["zones"] if z["zone"] == "C2")
+    assert (c2["side"], c2["tokens"]) == ("A", 1)
+    assert report["sides"][0]["surge"]["Centre"] == 2  # player 1's reinforce, the attack
+
+
+def test_k06_scenario_refusals_leave_the_position_as_it_was(tmp_path):
+    """K06: a reinforce on a full zone, an attack on a zone not touching the side's land
+    and a claim of a held zone are refused with the page's reason; nothing changes."""
+    path = _scenario(tmp_path, """
+[[zones]]
+zone = "W1"
+side = "A"
+tokens = 3
+[[zones]]
+zone = "E3"
+side = "B"
+[[commands]]
+do = "reinforce"
+player = 0
+zone = "W1"
+[[commands]]
+do = "attack"
+player = 1
+zone = "E3"
+[[commands]]
+do = "claim"
+player = 2
+zone = "W1"
+""")
+    code, report = _run_scenario(path)
+    assert code == 0
+    assert [c["error"] for c in report["commands"]] == [
+        "reinforce W1: it holds 3 tokens already", "attack E3: not next to your side's land",
+        "claim W1: the zone is not empty"]
+    held = {z["zone"]: (z["side"], z["tokens"]) for z in report["zones"] if z["side"]}
+    assert held == {"W1": ("A", 3), "E3": ("B", 1)}
+    assert not any(p["acted"] for p in report["players"])
+
+
+def test_k14_l6_k10_scenario_ai_claims_the_capture_point_then_fault_and_scoring(tmp_path):
+    """K14: from W2, skill 0 claims W3 (a capture point: +1 + 3) over W1 or C2 (+1);
+    L6: the fault then takes C3's only token; K10: the round's score is added."""
+    path = _scenario(tmp_path, """
+totals = [10, 4]
+[[zones]]
+zone = "W2"
+side = "A"
+[[zones]]
+zone = "C3"
+side = "B"
+[[commands]]
+do = "ai"
+player = 0
+[[commands]]
+do = "fault"
+[[commands]]
+do = "score_round"
+""")
+    code, report = _run_scenario(path)
+    assert code == 0
+    assert report["commands"][0]["order"] == "claim" and report["commands"][0]["zone"] == "W3"
+    assert {"kind": "fault", "round": 1, "zone": "C3", "lost": 1, "left": 0} in report["events"]
+    a, b = report["sides"]
+    assert (a["total"], b["total"]) == (10 + 2 + 3, 4 + 0)
+
+
+def test_scenario_errors_say_file_line_key_reason(tmp_path):
+    """A malformed Crown scenario exits 2 with one `file:line: key: reason` per problem
+    and no traceback."""
+    path = _scenario(tmp_path, """name = "bad"
+[[zones]]
+zone = "Z9"
+side = "A"
+[[commands]]
+do = "attack"
+player = 7
+zone = "C2"
+""")
+    code, output = _run_scenario(path)
+    assert code == 2 and "Traceback" not in output
+    assert output.splitlines() == [
+        f"{path}:3: zones.0.zone: unknown zone 'Z9'; zones: W1, W2, W3, W4, W5, C1, C2, C3, "
+        "C4, C5, E1, E2, E3, E4, E5",
+        f"{path}:7: commands.0.player: the match has players 0 to 5"]
+    path = _scenario(tmp_path, 'wave = 1\nturn = 3\n')
+    code, output = _run_scenario(path)
+    assert code == 2 and output.splitlines() == [f"{path}:2: turn: unknown key"]

@@ -109,8 +109,17 @@ def print_position(state, tables, board, title: str) -> None:
 def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
                  as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report.")]
                  = False,
-                 tables: TablesOpt = None) -> None:
-    """Apply a scenario's commands and print the resulting state (SCENARIOS.md)."""
+                 tables: TablesOpt = None,
+                 game: Annotated[str, typer.Option(
+                     help="The game: hex, or crown (docs/crown-scenarios.md).")] = "hex",
+                 ) -> None:
+    """Apply a scenario's commands and print the resulting state (SCENARIOS.md; with
+    --game crown, docs/crown-scenarios.md)."""
+    if game == "crown":
+        _crown_scenario(file, as_json, tables)
+        return
+    if game != "hex":
+        fail(f"--game: hex or crown, got {game!r}")
     # lazy: 0.59 s (numba, the engine)
     from sim.engine.scenario import ScenarioError, load_scenario, run_scenario
 
@@ -133,6 +142,34 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"  event {ev['kind']}: {details}")
     if report["finished"]:
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
+
+
+def _crown_scenario(file: Path, as_json: bool, tables: Path | None) -> None:
+    """`sim scenario --game crown`: the Crown scenario's report as JSON, or a summary."""
+    from sim.engine.crown_scenario import (
+        CrownScenarioError,
+        load_crown_scenario,
+        run_crown_scenario,
+    )
+
+    try:
+        scn = load_crown_scenario(file, tables)
+    except CrownScenarioError as exc:
+        fail(str(exc).splitlines())
+    report = run_crown_scenario(scn)
+    if as_json:
+        typer.echo(json.dumps(report, indent=1))
+        return
+    typer.echo(f"{file} after its commands: round {report['round']}, wave {report['wave']}")
+    for z in report["zones"]:
+        if z["side"]:
+            typer.echo(f"  {z['zone']:<4} {z['side']} x{z['tokens']}")
+    for s in report["sides"]:
+        typer.echo(f"  side {s['side']}: total {s['total']}, {s['zones']} zones, this "
+                   f"round's score {s['round_score']}")
+    for cmd in report["commands"]:
+        mark = "ok " if cmd["ok"] else "REFUSED"
+        typer.echo(f"  [{cmd['index']}] {cmd['do']:<11} {mark} {cmd['error'] or ''}")
 
 
 @app.command("match")

@@ -637,7 +637,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
                 # L5: a claim, reinforce or attack order acts in the zone's region
                 surge[side, region] += 1
         if last and tb.fault_round > 0:
-            n_events = _fault(tb, owner, tokens, tb.eruption_tokens, events, n_events,
+            n_events = fault_loss(tb, owner, tokens, tb.eruption_tokens, events, n_events,
                               np.int64(EV_ERUPTION), np.int64(rnd))
         multiplier = tb.last_round_multiplier if last else np.int64(1)
         for side in range(N_SIDES):
@@ -661,7 +661,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
             if totals[SIDE_A] != totals[SIDE_B]:
                 result[RS_FAULT_LEADER] = SIDE_A if totals[SIDE_A] > totals[SIDE_B] else SIDE_B
             if not last:
-                n_events = _fault(tb, owner, tokens, tb.fault_tokens, events, n_events,
+                n_events = fault_loss(tb, owner, tokens, tb.fault_tokens, events, n_events,
                                   np.int64(EV_FAULT), np.int64(rnd))
     zones = np.zeros(N_SIDES, dtype=np.int64)
     majorities = np.zeros(N_SIDES, dtype=np.int64)
@@ -677,7 +677,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
 
 
 @njit
-def _fault(tb, owner: np.ndarray, tokens: np.ndarray, n: np.int64, events: np.ndarray,
+def fault_loss(tb, owner: np.ndarray, tokens: np.ndarray, n: np.int64, events: np.ndarray,
            n_events: np.int64, kind: np.int64, rnd: np.int64) -> np.int64:
     """L6, K12: the fault's or the eruption's loss of `n` tokens on every fault zone,
     each zone that lost any logged (a = tokens lost, b = tokens left)."""
