@@ -79,6 +79,7 @@ def _board(tables, held: dict[str, tuple[int, int]]):
 
 
 # ---------------------------------------------------------------- the page's examples
+@pytest.mark.nojit
 def test_k02_k03_wildcard_on_face_8_leads_as_a_defender_with_a_crown_of_8(tables):
     """The page's first example (K02, K03, L2): face 8's Wildcard touches a Booster
     (face 2), Defenders (3, 9), a Producer (1) and an Attacker (6): it leads as a
@@ -90,6 +91,7 @@ def test_k02_k03_wildcard_on_face_8_leads_as_a_defender_with_a_crown_of_8(tables
     assert ref.lead_and_crown(tables.model, 8) == ("defender", 8)
 
 
+@pytest.mark.nojit
 def test_k07_k08_k09_an_attack_of_12_against_a_defence_of_7_takes_the_zone(tables):
     """The page's second example: a Wildcard leading as a Defender with a Crown of 8,
     one teammate already in the region (+2 Surge, K07), two capture points held (+2),
@@ -108,6 +110,7 @@ def test_k07_k08_k09_an_attack_of_12_against_a_defence_of_7_takes_the_zone(table
 
 
 # ---------------------------------------------------------------- hand cases by rule
+@pytest.mark.nojit
 def test_k02_every_face_matches_the_reference_and_powers_are_read_doubled(tables):
     """K02, L2: each face's Crown and lead equal the reference's; an Attacker face
     touching no Booster and no Attacker scores exactly its power × 2 = 6."""
@@ -120,6 +123,7 @@ def test_k02_every_face_matches_the_reference_and_powers_are_read_doubled(tables
     assert crown_of(rec, np.int64(3)) == 7
 
 
+@pytest.mark.nojit
 def test_l3_a_tied_wildcard_takes_the_first_type_and_one_touching_none_stays_a_wildcard(
         tables):
     """K03, L3: face 8 (touching faces 1 P, 2 B, 3 D, 6 A, 9 D) with face 3 made an
@@ -141,6 +145,7 @@ def test_l3_a_tied_wildcard_takes_the_first_type_and_one_touching_none_stays_a_w
     assert ref.lead_and_crown(alone.model, 8) == ("wildcard", 14)
 
 
+@pytest.mark.nojit
 def test_k05_players_act_strongest_crown_first_ties_by_a_keyed_draw(tables):
     """K05: the order sorts by Crown, strongest first; equal Crowns come in an order the
     stream draws, the same for the same stream and wave."""
@@ -161,6 +166,7 @@ def test_k05_players_act_strongest_crown_first_ties_by_a_keyed_draw(tables):
     assert len(orders) > 1  # the ties are drawn, not by index
 
 
+@pytest.mark.nojit
 def test_k06_claim_reinforce_attack_only_next_to_land_and_home_without_land(tables):
     """K06: claim an empty zone touching the side's land, reinforce its own below the
     cap, attack an enemy zone touching its land; a side with no land may claim its own
@@ -180,6 +186,7 @@ def test_k06_claim_reinforce_attack_only_next_to_land_and_home_without_land(tabl
     assert on("E4", SIDE_B, landed=False) == PASS and on("W1", SIDE_B, landed=False) == PASS
 
 
+@pytest.mark.nojit
 def test_k10_a_round_score_counts_zones_capture_points_majorities_and_a_joined_area(tables):
     """K10: A holds W1–W3 and C1–C3 (W3 and C3 capture points, 3 + 5; majorities in West
     and Centre; joined, but across 2 regions: no +2); B holds E3 alone."""
@@ -201,6 +208,7 @@ def test_k10_a_round_score_counts_zones_capture_points_majorities_and_a_joined_a
     assert sum(ref.score(tables.model, ref_board, "A").values()) == 23
 
 
+@pytest.mark.nojit
 def test_k13_most_points_then_zones_then_majorities_then_a_draw():
     """K13: each tie-break in turn, and a draw when all three are level."""
     result = np.zeros(N_RESULT_FIELDS, dtype=np.int64)
@@ -213,6 +221,7 @@ def test_k13_most_points_then_zones_then_majorities_then_a_draw():
         assert (result[RS_WINNER], result[RS_DECIDED_BY]) == (winner, how)
 
 
+@pytest.mark.nojit
 def test_k11_k12_l6_the_fault_after_round_5_and_the_eruption_before_the_doubled_last(tables):
     """K11, K12, L6: over a 10-round match the fault opens after round ceil(10/2) = 5
     (round index 4) and the eruption in the last round; each takes 1 token off every
@@ -263,6 +272,7 @@ def variants(draw):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(overrides=variants(), seed=st.integers(0, 2**32), match=st.integers(0, 1000),
        skills=st.tuples(st.integers(0, 1), st.integers(0, 1)))
+@pytest.mark.nojit
 def test_k01_k14_the_compiled_match_plays_the_reference_event_for_event(overrides, seed,
                                                                         match, skills):
     """K01–K14, L1–L7: on random tables, seeds and skills the compiled match writes the
@@ -282,6 +292,7 @@ def test_k01_k14_the_compiled_match_plays_the_reference_event_for_event(override
 
 
 # ---------------------------------------------------------------- tables
+@pytest.mark.nojit
 def test_tables_errors_say_file_line_key_reason(tmp_path):
     """A broken Crown table is refused with every problem as `file:line: key: reason`:
     a widget that is not one, a face touching its opposite, an unknown region, a zone
@@ -324,6 +335,7 @@ def test_tables_errors_say_file_line_key_reason(tmp_path):
     ]
 
 
+@pytest.mark.nojit
 def test_overrides_reach_list_positions_and_refuse_positions_past_the_end(tables):
     """`core.faces.7=booster` sets face 8 (positions count from 0); a position past the
     list's end and an unknown key are refused with the key named."""
@@ -403,6 +415,7 @@ def _run_scenario(path, *extra):
     return done.exit_code, (json.loads(done.stdout) if done.exit_code == 0 else done.output)
 
 
+@pytest.mark.nojit
 def test_k07_k09_scenario_the_page_attack_takes_the_zone_and_a_second_order_is_refused():
     """K04, K07–K09 through `sim scenario --game crown`: the page's 12 against 7 takes
     C2 (1 token of side A), and the same player's second order of the wave is refused."""
@@ -418,6 +431,7 @@ def test_k07_k09_scenario_the_page_attack_takes_the_zone_and_a_second_order_is_r
     assert report["sides"][0]["surge"]["Centre"] == 2  # player 1's reinforce, the attack
 
 
+@pytest.mark.nojit
 def test_k06_scenario_refusals_leave_the_position_as_it_was(tmp_path):
     """K06: a reinforce on a full zone, an attack on a zone not touching the side's land
     and a claim of a held zone are refused with the page's reason; nothing changes."""
@@ -452,6 +466,7 @@ zone = "W1"
     assert not any(p["acted"] for p in report["players"])
 
 
+@pytest.mark.nojit
 def test_k14_l6_k10_scenario_ai_claims_the_capture_point_then_fault_and_scoring(tmp_path):
     """K14: from W2, skill 0 claims W3 (a capture point: +1 + 3) over W1 or C2 (+1);
     L6: the fault then takes C3's only token; K10: the round's score is added."""
@@ -479,6 +494,7 @@ do = "score_round"
     assert (a["total"], b["total"]) == (10 + 2 + 3, 4 + 0)
 
 
+@pytest.mark.nojit
 def test_scenario_errors_say_file_line_key_reason(tmp_path):
     """A malformed Crown scenario exits 2 with one `file:line: key: reason` per problem
     and no traceback."""
