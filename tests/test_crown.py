@@ -516,3 +516,32 @@ zone = "C2"
     path = _scenario(tmp_path, 'wave = 1\nturn = 3\n')
     code, output = _run_scenario(path)
     assert code == 2 and output.splitlines() == [f"{path}:2: turn: unknown key"]
+
+
+def test_crown_mix_prints_each_pairing_and_refuses_a_bad_override():
+    """tools/crown_mix.py: one row per team-size pairing whose side A, side B and draw
+    shares add up to 100 %, the designer's figures below it, and exit 2 with the
+    table's reason for an override the tables refuse."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from sim.rules.tables import REPO_ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    tool = str(REPO_ROOT / "tools" / "crown_mix.py")
+    done = subprocess.run([sys.executable, tool, "--matches", "40", "--sizes", "1v1,2v3"],
+                          env=env, capture_output=True, text=True, check=True)
+    rows = [line for line in done.stdout.splitlines() if re.match(r"\| \d v \d \|", line)]
+    assert [r.split("|")[1].strip() for r in rows] == ["1 v 1", "2 v 3"]
+    for row in rows:
+        shares = [float(cell.split("%")[0]) for cell in row.split("|")[2:5]]
+        assert sum(shares) == pytest.approx(100, abs=0.2)
+    for figure in ("first-in-order edge", "fault-round leader's conversion",
+                   "attacks decided by Surge", "| defender |", "| last_round_extra |"):
+        assert figure in done.stdout
+    bad = subprocess.run([sys.executable, tool, "--matches", "1", "--set", "core.faces.12=booster"],
+                         env=env, capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "core.faces.12: 'core.faces.12' is not a position of a list of 12" in bad.stderr
