@@ -545,3 +545,19 @@ def test_crown_mix_prints_each_pairing_and_refuses_a_bad_override():
                          env=env, capture_output=True, text=True)
     assert bad.returncode == 2
     assert "core.faces.12: 'core.faces.12' is not a position of a list of 12" in bad.stderr
+
+
+@pytest.mark.nojit
+def test_k15_a_rolls_scoring_shows_the_top_face_and_what_each_touching_face_adds(tables):
+    """K15 (and the page's first example): face 8 shows its Wildcard leading as a
+    Defender, 2 × 2 = 4, the Booster on face 2 +2, the Defenders on faces 3 and 9 +1
+    each, the Producer and the Attacker nothing: 8. Every face's sum is the kernel's."""
+    from sim.engine.crown import roll_scoring
+
+    shown = roll_scoring(tables, 8)
+    assert (shown["widget"], shown["lead"], shown["power_points"], shown["crown"]) == \
+        ("wildcard", "defender", 4, 8)
+    assert [(t["face"], t["adds"]) for t in shown["touching"]] == \
+        [(1, 0), (2, 2), (3, 1), (6, 0), (9, 1)]
+    for face in range(1, 13):
+        assert roll_scoring(tables, face)["crown"] == crown_of(tables.record, np.int64(face - 1))

@@ -28,6 +28,7 @@ from sim.rules.crown import (
     RS_WINNER,
     RS_ZONES_A,
     RS_ZONES_B,
+    WIDGETS,
     CrownTables,
 )
 from sim.world.rng import Purpose, stream_seed
@@ -125,3 +126,28 @@ def play_crown_match(tables: CrownTables, seed: int, match_index: int = 0,
         fault_leader=int(result[RS_FAULT_LEADER]), first_counts=first_counts,
         lead_counts=lead_counts, attack_counts=attack_counts, rounds=rounds,
         events=events[: result[RS_N_EVENTS]], owner=owner[:n_zones], tokens=tokens[:n_zones])
+
+
+def roll_scoring(tables: CrownTables, face: int) -> dict:
+    """K15: how a roll of `face` (1–12) scored, as the app shows it: the top face, its
+    widget and lead (K03), the lead's power × the multiplier, and the five touching
+    faces, each with its widget and what it added (a Booster +booster_bonus, a widget of
+    the lead's type +same_type_bonus, K02); `crown` is the sum, equal to the kernel's
+    crown_of (tests/test_crown.py checks every face)."""
+    from sim.kernels.crown import lead_of
+
+    m, rec = tables.model, tables.record
+    lead = WIDGETS[lead_of(rec, np.int64(face - 1))]
+    widget = m.core.faces[face - 1]
+    base = getattr(m.crown.power, widget) * m.crown.power_multiplier
+    touching = []
+    for other in m.core.touches[face - 1]:
+        w = m.core.faces[other - 1]
+        bonus = m.crown.booster_bonus if w == "booster" else 0
+        same = w == lead or (w == "wildcard" and m.crown.wildcard.touching_wildcard_counts)
+        if lead != "wildcard" and same:
+            bonus += m.crown.same_type_bonus
+        touching.append({"face": other, "widget": w, "adds": bonus})
+    crown = base + sum(t["adds"] for t in touching)
+    return {"face": face, "widget": widget, "lead": lead, "power_points": base,
+            "touching": touching, "crown": crown}

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sim.engine.crown import crown_stream
+from sim.engine.crown import crown_stream, roll_scoring
 from sim.kernels.crown import (
     attack_total,
     capture_points_held,
@@ -400,5 +400,7 @@ def _report(scn: CrownScenario, commands: list[dict]) -> dict:
                    "fault": n in m.fault.zones} for i, n in enumerate(names)],
         "players": [{"player": p, "side": SIDES[scn.side_of(p)], "face": int(scn.face[p]) + 1,
                      "lead": WIDGETS[scn.lead[p]], "crown": int(scn.crown[p]),
-                     "acted": scn.acted[p]} for p in range(scn.n_players)],
+                     "acted": scn.acted[p],
+                     "scoring": roll_scoring(scn.tables, int(scn.face[p]) + 1)}
+                    for p in range(scn.n_players)],
         "sides": sides, "commands": commands, "events": scn.events}
