@@ -278,6 +278,19 @@ def test_k01_k14_the_compiled_match_plays_the_reference_event_for_event(override
     """K01–K14, L1–L7: on random tables, seeds and skills the compiled match writes the
     reference's events (every roll, order, attack total, fault and round score), its
     totals, terms by term, winner and how it was decided."""
+    _same_as_reference(overrides, seed, match, skills)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(overrides=variants(), seed=st.integers(0, 2**32), match=st.integers(0, 1000),
+       skills=st.tuples(st.integers(0, 1), st.integers(0, 1)))
+def test_k01_k14_the_reference_property_at_length(overrides, seed, match, skills):
+    """The same property over 400 examples (`pytest -m slow`)."""
+    _same_as_reference(overrides, seed, match, skills)
+
+
+def _same_as_reference(overrides: tuple, seed: int, match: int, skills: tuple) -> None:
     t = _variant(overrides)
     out = play_crown_match(t, seed, match, skills)
     want = ref.play(t.model, int(crown_stream(seed, match)), skills)
