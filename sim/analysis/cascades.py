@@ -183,7 +183,8 @@ def fall_to_elimination(events: pl.DataFrame) -> pl.DataFrame:
             .with_columns(pl.col("n").fill_null(0)).sort("variant"))
 
 
-def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
+def revolting_taken_by_third(events: pl.DataFrame,
+                             counts: pl.DataFrame | None = None) -> pl.DataFrame:
     """How often a city handed over by a capital fall (V08) is taken from its new
     owner while its revolt (V11, shortened by a Divan: V13) still lasts, and by whom.
 
@@ -198,7 +199,27 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     variant, transfers (all transfer rows), taken_by_third,
     retaken_by_former_owner, share (taken_by_third / transfers), retaken_share
     (retaken_by_former_owner / transfers); the shares are null with no transfer.
+    `counts`: revolting_counts of the events, when the caller summed them over
+    slices of the matches (the report: sim.analysis.load.sum_over_slices); `events`
+    then only gives the variants (every variant of the events table).
     """
+    per = revolting_counts(events) if counts is None else counts
+    some = pl.col("transfers") > 0
+    out = (variant_spine(events).join(per, on="variant", how="left")
+           .with_columns(pl.col("transfers", "taken_by_third", "retaken_by_former_owner")
+                         .fill_null(0))
+           .with_columns(pl.when(some).then(pl.col("taken_by_third") / pl.col("transfers"))
+                         .alias("share"),
+                         pl.when(some).then(pl.col("retaken_by_former_owner")
+                                            / pl.col("transfers")).alias("retaken_share")))
+    return out.sort("variant")
+
+
+def revolting_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """The counts revolting_taken_by_third reads, per variant with a transfer:
+    transfers, taken_by_third, retaken_by_former_owner (Int64). Every count is a sum
+    over matches (a city's events lie within its match), so the counts of disjoint
+    sets of matches add up to the whole run's."""
     # what the rule reads of the next two events, as flags before the shift: shifting
     # the kind and detail strings of every row took 70 MB on a 12,000-match run
     life = (events.lazy()
@@ -227,24 +248,15 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     by_former = (taken & (end_by == pl.col("seat"))).fill_null(False)
     by_third = (taken & (end_by != pl.col("by")) & (end_by != pl.col("seat"))).fill_null(False)
     # the flags over every row first (the next events are other rows), then the transfers
-    per = (life.with_columns(by_third.alias("by_third"), by_former.alias("by_former"))
-           .filter(pl.col("kind") == "transfer").group_by("variant")
-           .agg(pl.len().cast(pl.Int64).alias("transfers"),
-                pl.col("by_third").sum().cast(pl.Int64).alias("taken_by_third"),
-                pl.col("by_former").sum().cast(pl.Int64).alias("retaken_by_former_owner"))
-           .collect())
-    some = pl.col("transfers") > 0
-    out = (variant_spine(events).join(per, on="variant", how="left")
-           .with_columns(pl.col("transfers", "taken_by_third", "retaken_by_former_owner")
-                         .fill_null(0))
-           .with_columns(pl.when(some).then(pl.col("taken_by_third") / pl.col("transfers"))
-                         .alias("share"),
-                         pl.when(some).then(pl.col("retaken_by_former_owner")
-                                            / pl.col("transfers")).alias("retaken_share")))
-    return out.sort("variant")
+    return (life.with_columns(by_third.alias("by_third"), by_former.alias("by_former"))
+            .filter(pl.col("kind") == "transfer").group_by("variant")
+            .agg(pl.len().cast(pl.Int64).alias("transfers"),
+                 pl.col("by_third").sum().cast(pl.Int64).alias("taken_by_third"),
+                 pl.col("by_former").sum().cast(pl.Int64).alias("retaken_by_former_owner"))
+            .collect())
 
 
 __all__ = ["CASCADE_WITHIN", "EVENT_KINDS", "capital_falls_per_match", "cascade_depth",
            "cascade_links", "eliminations_by_fall", "fall_to_elimination",
-           "revolting_taken_by_third",
+           "revolting_counts", "revolting_taken_by_third",
            "transfers_per_fall"]

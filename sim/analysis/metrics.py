@@ -34,6 +34,7 @@ from sim.analysis.cascades import (
     cascade_links,
     eliminations_by_fall,
     fall_to_elimination,
+    revolting_counts,
     revolting_taken_by_third,
     transfers_per_fall,
 )
@@ -85,6 +86,24 @@ from sim.analysis.victory import (
 EVENT_KINDS = tuple(sorted({*_cascades.EVENT_KINDS, *_anomalies.EVENT_KINDS,
                             *_paired.EVENT_KINDS, *_victory.EVENT_KINDS}))
 
+# What the report holds of the events while it writes its sections (load.event_rows):
+# the kinds of EVENT_KINDS but those only revolting_taken_by_third reads (it counts them
+# slice by slice of the matches: revolting_counts, load.sum_over_slices), and only the
+# columns the other metrics read. Captures and revolts are two thirds of EVENT_KINDS'
+# rows, and held whole they grew the report's memory with the run (issue 46).
+SLICED_EVENT_KINDS = ("capture", "revolt_end", "revolt_start")
+HELD_EVENT_COLUMNS = ("match_id", "match_index", "event", "turn", "kind", "seat", "by",
+                      "city", "cause", "value")
+
+
+def held_event_kinds(quiet_written: bool) -> tuple[str, ...]:
+    """The kinds of EVENT_KINDS the report holds as rows: all but SLICED_EVENT_KINDS,
+    and the captures too when the run has no quiet table (the stalls then read them,
+    sim.analysis.anomalies.stalls)."""
+    return tuple(k for k in EVENT_KINDS if k not in SLICED_EVENT_KINDS
+                 or (k == "capture" and not quiet_written))
+
+
 __all__ = [
     "CASCADE_WITHIN",
     "COUNTER_TO_WIN",
@@ -93,9 +112,11 @@ __all__ = [
     "EVENT_KINDS",
     "FAIR_ALPHA",
     "GROUPS",
+    "HELD_EVENT_COLUMNS",
     "HUMAN_OUT",
     "MECHANICS",
     "PAIRED_METRICS",
+    "SLICED_EVENT_KINDS",
     "TERMS",
     "VICTORIES",
     "ResolutionWarning",
@@ -112,11 +133,13 @@ __all__ = [
     "finished",
     "gold_share",
     "gold_share_over_turns",
+    "held_event_kinds",
     "item_lists",
     "metric_observations",
     "near_misses",
     "paired_metric_tests",
     "paired_victory_tests",
+    "revolting_counts",
     "revolting_taken_by_third",
     "score_decomposition",
     "seat_fairness",

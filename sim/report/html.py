@@ -29,6 +29,7 @@ from sim.analysis.load import (
     missing_table_notes,
     missing_tables,
     scan_run,
+    sum_over_slices,
 )
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.analysis.truces import truce_summary
@@ -250,7 +251,6 @@ class _Tables:
     charts' renderer starts (see _analyse); frames one row per variant × item unless
     said otherwise."""
 
-    events: pl.DataFrame | None      # the event rows of metrics.EVENT_KINDS, one per event
     depth: pl.DataFrame              # deepest capital-fall cascade per seat × match
     cascade_tables: list[tuple[str, pl.DataFrame]]  # (heading, table) of the cascades
     usage: pl.DataFrame | None       # content usage with Wilson intervals and `dead`
@@ -260,11 +260,14 @@ class _Tables:
     mix: pl.DataFrame | None         # the joint victory-mix test per variant
     notes: list[str]                 # where resolution limits the tests, in words
     gold: pl.DataFrame               # the gold term's share, winners and standing seats
+    falls: pl.DataFrame              # capital falls per match, per variant
+    near: pl.DataFrame               # near misses per variant (near_misses)
+    flags: pl.DataFrame              # the anomaly flags, one row per flagged match × flag
 
     def release(self) -> None:
         """Hand the largest frames' memory back once every section is written, before
         this process builds the charts."""
-        self.events = self.usage = None
+        self.usage = None
 
 
 def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
@@ -273,7 +276,11 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     # the widest pass first, while nothing else is held: its buffers then never stack on
     # the event rows below (the report's peak memory)
     counts = metrics.usage_counts(run.matches, run.events, prov, usage=run.usage)
-    events = event_rows(run.events, metrics.EVENT_KINDS)
+    # captures and revolts are counted a slice of the matches at a time: held whole, they
+    # grew the report's memory with the run
+    revolting = sum_over_slices(run.events, metrics.revolting_counts, run)
+    events = event_rows(run.events, metrics.held_event_kinds(run.quiet is not None),
+                        metrics.HELD_EVENT_COLUMNS)
     # the tables that need no statistics library come before the first that does: on
     # a 12,000-match run the imports (0.7 s) outlasted the passes above by 0.3-0.4 s,
     # which this process spent waiting for them
@@ -284,7 +291,7 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
                       ("Turns from a first capital fall to elimination",
                        metrics.fall_to_elimination(events)),
                       ("Revolting cities taken by a third seat or retaken by their former "
-                       "owner (V11)", metrics.revolting_taken_by_third(events))]
+                       "owner (V11)", metrics.revolting_taken_by_third(events, revolting))]
     usage = metrics.usage_intervals(counts)
     del counts
     errors = metrics.error_rates(run.matches, run.errors)
@@ -293,9 +300,20 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     notes: list[str] = []
     if len(variants) > 1:
         tests, mix, notes = _paired_tests(run, events, baseline)
-    return _Tables(events=events, depth=depth, cascade_tables=cascade_tables, usage=usage,
+    # every table read from the event rows is made here, so that they are let go before
+    # the sections' own passes (the game quality's turn slices) stack on them
+    falls = metrics.capital_falls_per_match(events, run.matches)
+    counters = metrics.counters_to_win(prov)
+    near = metrics.near_misses(run.turns, run.matches, events, counters,
+                               runs=run.dominance_runs).with_columns(
+        pl.col("variant").replace_strict(list(counters), list(counters.values()),
+                                         default=metrics.COUNTER_TO_WIN,
+                                         return_dtype=pl.Int64).alias("counter_to_win"))
+    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors,
+                      report_settings(prov).anomalies, run.quiet)
+    return _Tables(depth=depth, cascade_tables=cascade_tables, usage=usage,
                    errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
-                   gold=metrics.gold_share(run.seats))
+                   gold=metrics.gold_share(run.seats), falls=falls, near=near, flags=flags)
 
 
 def _paired_tests(run: RunScan, events: pl.DataFrame, baseline: str
@@ -636,7 +654,7 @@ def _gold_section(page: _Page) -> None:
 def _cascades_section(page: _Page) -> None:
     """Capital falls (V08, V10, V11): per match, the deepest cascades, and the tables
     of what each fall transferred and caused. Starts the charts' renderer."""
-    falls = metrics.capital_falls_per_match(page.tables.events, page.run.matches)
+    falls = page.tables.falls
     # the chart renderer's child starts its engine (0.7-0.9 s) on the other core while
     # this process computes the last tables and builds the charts; not before the
     # passes above (the widest, then the cascades' sorts), so its 80-140 MB never sit
@@ -704,14 +722,7 @@ def _content_section(page: _Page) -> None:
 def _near_misses_section(page: _Page) -> None:
     """Dominance counters that came close to winning (V18) and Observatories lost to a
     city's fall (V17)."""
-    run = page.run
-    counters = metrics.counters_to_win(page.prov)
-    near = metrics.near_misses(run.turns, run.matches, page.tables.events, counters,
-                               runs=run.dominance_runs).with_columns(
-        pl.col("variant").replace_strict(list(counters), list(counters.values()),
-                                         default=metrics.COUNTER_TO_WIN,
-                                         return_dtype=pl.Int64).alias("counter_to_win"))
-    page.section("Near misses", _table(near) +
+    page.section("Near misses", _table(page.tables.near) +
                  "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
                  "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
                  "with the default 8) and reset; Observatories lost to a city's fall "
@@ -719,10 +730,8 @@ def _near_misses_section(page: _Page) -> None:
 
 
 def _anomalies_section(page: _Page) -> None:
-    run = page.run
+    run, flags = page.run, page.tables.flags
     settings = report_settings(page.prov).anomalies
-    flags = anomalies(run.matches, run.seats, page.tables.events, run.turns, run.errors,
-                      settings, run.quiet)
     page.section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                          settings, page.run_dir))
 
