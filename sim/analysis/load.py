@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
-from sim.outputs.storage import run_path
+from sim.outputs.storage import is_remote, run_path
 from sim.outputs.store import PARTS, scan, table_files
 
 
@@ -52,6 +52,19 @@ def read_table(root: Path | str, table: str) -> pl.DataFrame:
     """One table of a run folder, `variant` (Utf8) from the hive path, sorted by
     variant and the table's keys; an empty typed frame when the folder is missing."""
     return scan_table(root, table).collect().sort(["variant", *SORT_KEYS[table]])
+
+
+def write_frame(frame: pl.DataFrame, path: Path) -> None:
+    """Write `frame` as the Parquet file `path`: a file on this disk, or an object at a
+    URL (sim.outputs.storage.run_path), written whole in one put."""
+    if not is_remote(path):
+        frame.write_parquet(path)
+        return
+    import io
+
+    buf = io.BytesIO()
+    frame.write_parquet(buf)
+    path.write_bytes(buf.getvalue())
 
 
 class RunFolderError(ValueError):
@@ -312,4 +325,4 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str],
 
 __all__ = ["EVENT_SLICE", "Run", "RunFolderError", "RunScan", "empty_table", "event_rows",
            "load_run", "match_ranges", "missing_table_notes", "missing_tables", "read_table",
-           "scan_run", "scan_table", "sum_over_slices"]
+           "scan_run", "scan_table", "sum_over_slices", "write_frame"]
