@@ -588,9 +588,9 @@ def _what_moved(page: _Page) -> None:
     run, baseline = page.run, page.baseline
     moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
     if moved and page.tables.tests is not None and "events" not in missing_tables(page.prov):
-        counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
-                                             run.root)
-        changes = mechanisms.mechanism_changes(counts, baseline)
+        # paired slice by slice: a table of every match × mechanism grew with the run
+        changes = mechanisms.run_mechanism_changes(run.events, run.matches, moved, baseline,
+                                                   run.root)
         parts = [f"<h3>{html.escape(v)}</h3><p>"
                  f"{html.escape(mechanisms.explanation(page.tables.tests, changes, v))}</p>"
                  + _table(changes.filter((pl.col("variant") == v) & (pl.col("rank") <= 8))
