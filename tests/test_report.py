@@ -225,19 +225,20 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
         event_rows,
         load_run,
         match_ranges,
+        run_keys,
         scan_run,
         sum_over_slices,
     )
 
     whole, lean = load_run(run_dir), scan_run(run_dir)
-    ranges = match_ranges(lean, 3)
+    ranges = match_ranges(run_keys(lean), 3)
     assert len(ranges) > 2 * len(lean.variants)
     # the ranges of a variant follow each other and leave out no match of it
     for variant in lean.variants:
         mine = [(lo, hi) for v, lo, hi in ranges if v == variant]
         assert all(a[1] < b[0] for a, b in itertools.pairwise(mine))
         assert mine[0][0] < 0 and mine[-1][1] > whole.matches["match_index"].max()
-    sliced = sum_over_slices(lean.events, metrics.revolting_counts, lean, size=3)
+    sliced = sum_over_slices(lean.events, metrics.revolting_counts, run_keys(lean), size=3)
     assert_frame_equal(sliced.sort("variant"),
                        metrics.revolting_counts(whole.events).sort("variant"))
     # the small run has no transfer: a hand-made one per match whose city a third seat
@@ -253,7 +254,7 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
                     seats=whole.seats, events=made.lazy(), turns=lean.turns,
                     errors=whole.errors.head(0), truces=whole.truces,
                     provenance={"variants": [{"id": "a"}, {"id": "b"}]})
-    counted = sum_over_slices(made.lazy(), metrics.revolting_counts, spine, size=3)
+    counted = sum_over_slices(made.lazy(), metrics.revolting_counts, run_keys(spine), size=3)
     assert counted.sort("variant").rows() == [("a", 10, 5, 5), ("b", 10, 5, 5)]
     assert_frame_equal(counted.sort("variant"),
                        metrics.revolting_counts(made).sort("variant"))
@@ -277,6 +278,10 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
                                            whole.turns, whole.errors))
     # without the quiet table the stalls read the captures, so the report holds them
     assert "capture" in metrics.held_event_kinds(False)
+    # content usage counted 3 matches at a time from the usage table: the whole table's
+    assert_frame_equal(metrics.usage_counts(whole.matches, lean.events, whole.provenance,
+                                            usage=lean.usage, size=3),
+                       metrics.usage_counts(whole.matches, whole.events, whole.provenance))
 
 
 def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_file, tmp_path):

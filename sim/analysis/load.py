@@ -7,7 +7,7 @@ rows it reads)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,17 +218,16 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
 EVENT_SLICE = 5000
 
 
-def match_ranges(run: RunScan, size: int = EVENT_SLICE) -> list[tuple[str, int, int]]:
+def match_ranges(keys: pl.DataFrame, size: int = EVENT_SLICE) -> list[tuple[str, int, int]]:
     """(variant, first, last match index) of each run of `size` consecutive matches of
-    each variant (its matches and errors rows), inclusive, in order; the first range of
-    a variant starts and its last ends without bound, so the ranges of a variant cover
-    every row of any of its tables."""
+    each variant of `keys` (rows of variant and match_index: a run's matches and
+    errors, run_keys), inclusive, in order; the first range of a variant starts and
+    its last ends without bound, so the ranges of a variant cover every row of any of
+    its tables."""
     ranges = []
-    for variant in run.variants:
-        ids = sorted({*run.matches.filter(pl.col("variant") == variant)
-                      .get_column("match_index").to_list(),
-                      *run.errors.filter(pl.col("variant") == variant)
-                      .get_column("match_index").to_list()})
+    for variant in keys.get_column("variant").unique(maintain_order=True).to_list():
+        ids = (keys.filter(pl.col("variant") == variant).get_column("match_index")
+               .unique().sort().to_list())
         bounds = [[ids[i], ids[min(i + size, len(ids)) - 1]] for i in range(0, len(ids), size)]
         if bounds:
             bounds[0][0], bounds[-1][1] = -(2**62), 2**62
@@ -236,21 +235,29 @@ def match_ranges(run: RunScan, size: int = EVENT_SLICE) -> list[tuple[str, int, 
     return ranges
 
 
-def sum_over_slices(scan: pl.LazyFrame, count, run: RunScan,
-                    size: int = EVENT_SLICE) -> pl.DataFrame:
-    """`count(rows)` of each slice of `scan` (match_ranges: one variant's `size`
-    matches; the scan reads only their files and row groups) summed per variant:
-    `count` returns a frame of `variant` and Int64 counts, each a sum over matches
-    (so the slices' counts add up to the whole scan's). What the report reads this
-    way holds one slice's rows at a time, however large the run."""
+def run_keys(run: RunScan) -> pl.DataFrame:
+    """variant, match_index of every match of the run, finished (matches) or failed
+    (errors)."""
+    return pl.concat([run.matches.select("variant", "match_index"),
+                      run.errors.select("variant", "match_index")])
+
+
+def sum_over_slices(scan: pl.LazyFrame, count: Callable[[pl.LazyFrame], pl.DataFrame],
+                    keys: pl.DataFrame, size: int = EVENT_SLICE,
+                    by: Sequence[str] = ("variant",)) -> pl.DataFrame:
+    """`count(rows)` of each slice of `scan` (match_ranges of `keys`: one variant's
+    `size` matches; the scan reads only their files and row groups) summed per `by`:
+    `count` returns a frame of the `by` columns and Int64 counts, each a sum over
+    matches (so the slices' counts add up to the whole scan's). What the report reads
+    this way holds one slice's rows at a time, however large the run."""
     parts = [count(scan.filter(pl.col("variant") == variant,
                                pl.col("match_index").is_between(lo, hi)))
-             for variant, lo, hi in match_ranges(run, size)]
+             for variant, lo, hi in match_ranges(keys, size)]
     parts = [p for p in parts if p.height]
     if not parts:
         return count(scan.head(0))
-    return (pl.concat(parts).group_by("variant", maintain_order=True)
-            .agg(pl.exclude("variant").sum()))
+    return (pl.concat(parts).group_by(*by, maintain_order=True)
+            .agg(pl.exclude(*by).sum()))
 
 
 # what the report loses when a run did not write a table (the experiment's tables_out):
@@ -325,4 +332,4 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str],
 
 __all__ = ["EVENT_SLICE", "Run", "RunFolderError", "RunScan", "empty_table", "event_rows",
            "load_run", "match_ranges", "missing_table_notes", "missing_tables", "read_table",
-           "scan_run", "scan_table", "sum_over_slices", "write_frame"]
+           "run_keys", "scan_run", "scan_table", "sum_over_slices", "write_frame"]

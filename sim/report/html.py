@@ -28,6 +28,7 @@ from sim.analysis.load import (
     event_rows,
     missing_table_notes,
     missing_tables,
+    run_keys,
     scan_run,
     sum_over_slices,
 )
@@ -278,7 +279,7 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     counts = metrics.usage_counts(run.matches, run.events, prov, usage=run.usage)
     # captures and revolts are counted a slice of the matches at a time: held whole, they
     # grew the report's memory with the run
-    revolting = sum_over_slices(run.events, metrics.revolting_counts, run)
+    revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run))
     events = event_rows(run.events, metrics.held_event_kinds(run.quiet is not None),
                         metrics.HELD_EVENT_COLUMNS)
     # the tables that need no statistics library come before the first that does: on
