@@ -278,6 +278,24 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
                                            whole.turns, whole.errors))
     # without the quiet table the stalls read the captures, so the report holds them
     assert "capture" in metrics.held_event_kinds(False)
+    # the report's cascades, read 3 matches at a time: the whole table's, and the rows
+    # it keeps for the later metrics give them the same tables
+    from sim.report.html import _cascades
+
+    kept, depth, tables = _cascades(lean, size=3)
+    assert_frame_equal(depth, metrics.cascade_depth(whole.events, whole.seats))
+    for (_title, table), f in zip(tables, (metrics.transfers_per_fall,
+                                           metrics.eliminations_by_fall,
+                                           metrics.fall_to_elimination,
+                                           metrics.revolting_taken_by_third), strict=True):
+        assert_frame_equal(table, f(whole.events), check_exact=False)
+    assert set(kept["kind"]) <= set(metrics.KEPT_EVENT_KINDS)
+    assert_frame_equal(metrics.capital_falls_per_match(kept, whole.matches),
+                       metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, kept, lean.turns,
+                                           whole.errors, quiet=lean.quiet),
+                       anomalies.anomalies(whole.matches, whole.seats, whole.events,
+                                           whole.turns, whole.errors))
     # content usage counted 3 matches at a time from the usage table: the whole table's
     assert_frame_equal(metrics.usage_counts(whole.matches, lean.events, whole.provenance,
                                             usage=lean.usage, size=3),

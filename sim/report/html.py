@@ -17,15 +17,17 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis import metrics, stats
+from sim.analysis import cascades, metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import (
+    EVENT_SLICE,
     Run,
     RunScan,
     event_rows,
+    match_ranges,
     missing_table_notes,
     missing_tables,
     run_keys,
@@ -277,22 +279,10 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     # the widest pass first, while nothing else is held: its buffers then never stack on
     # the event rows below (the report's peak memory)
     counts = metrics.usage_counts(run.matches, run.events, prov, usage=run.usage)
-    # captures and revolts are counted a slice of the matches at a time: held whole, they
-    # grew the report's memory with the run
-    revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run))
-    events = event_rows(run.events, metrics.held_event_kinds(run.quiet is not None),
-                        metrics.HELD_EVENT_COLUMNS)
     # the tables that need no statistics library come before the first that does: on
     # a 12,000-match run the imports (0.7 s) outlasted the passes above by 0.3-0.4 s,
     # which this process spent waiting for them
-    depth = metrics.cascade_depth(events, run.seats)
-    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(events)),
-                      ("Eliminations caused by capital falls (V10)",
-                       metrics.eliminations_by_fall(events)),
-                      ("Turns from a first capital fall to elimination",
-                       metrics.fall_to_elimination(events)),
-                      ("Revolting cities taken by a third seat or retaken by their former "
-                       "owner (V11)", metrics.revolting_taken_by_third(events, revolting))]
+    events, depth, cascade_tables = _cascades(run)
     usage = metrics.usage_intervals(counts)
     del counts
     errors = metrics.error_rates(run.matches, run.errors)
@@ -315,6 +305,43 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     return _Tables(depth=depth, cascade_tables=cascade_tables, usage=usage,
                    errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
                    gold=metrics.gold_share(run.seats), falls=falls, near=near, flags=flags)
+
+
+def _cascades(run: RunScan, size: int = EVENT_SLICE
+              ) -> tuple[pl.DataFrame, pl.DataFrame, list[tuple[str, pl.DataFrame]]]:
+    """The events `size` matches at a time (load.match_ranges): the capital-fall
+    cascades' tables (V08-V11) from their units (sim.analysis.cascades), and the rows of
+    metrics.kept_event_kinds for the metrics read later. Captures and revolts are
+    counted from the scan (revolting_counts). Held whole, the event rows these read
+    grew the report's memory with the run (issue 46)."""
+    quiet = run.quiet is not None
+    kept, deepest, transfers, causes, survivals, spine = [], [], [], [], [], set()
+    for variant, lo, hi in match_ranges(run_keys(run), size):
+        rows = event_rows(run.events.filter(pl.col("variant") == variant,
+                                            pl.col("match_index").is_between(lo, hi)),
+                          metrics.held_event_kinds(quiet), metrics.HELD_EVENT_COLUMNS)
+        spine.update(rows.get_column("variant").to_list())
+        kept.append(rows.filter(pl.col("kind").is_in(metrics.kept_event_kinds(quiet))))
+        deepest.append(cascades.deepest_cascades(rows))
+        transfers.append(cascades.fall_transfers(rows))
+        causes.append(cascades.elimination_causes(rows))
+        survivals.append(cascades.fall_survivals(rows))
+    variants = pl.DataFrame({"variant": sorted(spine)}, schema={"variant": pl.Utf8})
+    revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run), size)
+    everyone = run.seats.select("variant", "match_index", "seat").unique()
+    tables = [("Cities transferred per fall (V08)",
+               cascades.transfers_table(_rows(transfers), variants)),
+              ("Eliminations caused by capital falls (V10)",
+               cascades.eliminations_table(_rows(causes), variants)),
+              ("Turns from a first capital fall to elimination",
+               cascades.survival_table(_rows(survivals), variants)),
+              ("Revolting cities taken by a third seat or retaken by their former "
+               "owner (V11)", metrics.revolting_taken_by_third(variants, revolting))]
+    return _rows(kept), cascades.depth_table(_rows(deepest), everyone), tables
+
+
+def _rows(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def _paired_tests(run: RunScan, events: pl.DataFrame, baseline: str
