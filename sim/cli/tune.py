@@ -38,20 +38,11 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     ended with some outcome outside its band; 1 matches missing; 2 bad input or a
     folder that holds another tune; 130/143 interrupted (what was told is kept)."""
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
-    from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
-    from sim.runner.experiments import run_name_problem  # lazy: 0.24 s
     from sim.runner.sweep import SweepError, SweepInterrupted, stop_on_signals  # lazy: 0.46 s
-    from sim.runner.tune import TuneError, load_tune  # lazy: 0.35 s (optuna)
+    from sim.runner.tune import TuneError  # lazy: 0.35 s (optuna)
 
     check_run_options(backend, jobs, scheduler)
-    try:
-        tune = load_tune(file)
-        folder = absolute(run_path(out) if out is not None
-                          else REPO_ROOT / "runs" / tune.spec.name)  # a path or a URL
-    except (TuneError, OSError) as exc:  # OSError: a URL of no known store
-        fail(str(exc))
-    if (why := run_name_problem(tune.spec.name, "tune")) is not None:
-        fail(f"{file}: name: {why}")
+    tune, folder = _open(file, out)
     # after the file is read: a bad file is told at once, before altair and the engine load
     from sim.report.tune import tune_study  # lazy: 0.60 s (altair)
 
@@ -70,6 +61,24 @@ def tune_cmd(file: Annotated[Path, typer.Argument(help="Tune TOML file.")],
     _print_tune(result, summary, folder)
     if not result["inside"]:
         raise typer.Exit(TUNE_OUTSIDE)
+
+
+def _open(file: Path, out: str | None):
+    """The tune of FILE and its folder (--out, a path or a URL; default runs/<name>),
+    or exit 2 naming what is wrong."""
+    from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
+    from sim.runner.experiments import run_name_problem  # lazy: 0.24 s
+    from sim.runner.tune import TuneError, load_tune  # lazy: 0.35 s (optuna)
+
+    try:
+        tune = load_tune(file)
+        folder = absolute(run_path(out) if out is not None
+                          else REPO_ROOT / "runs" / tune.spec.name)
+    except (TuneError, OSError) as exc:  # OSError: a URL of no known store
+        fail(str(exc))
+    if (why := run_name_problem(tune.spec.name, "tune")) is not None:
+        fail(f"{file}: name: {why}")
+    return tune, folder
 
 
 def _interrupted(exc, folder: Path, command: str) -> NoReturn:
