@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -207,6 +208,98 @@ def test_the_lazy_report_inputs_give_the_same_tables_as_the_whole_tables(run_dir
     assert_frame_equal(metrics.gold_share_over_turns(lean.turns, whole.seats,
                                                      sums=lean.gold_turns),
                        metrics.gold_share_over_turns(whole.turns, whole.seats))
+
+
+def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_dir):
+    """What the report holds of the events (metrics.held_event_kinds, narrowed to
+    HELD_EVENT_COLUMNS) and what it counts slice by slice of the matches
+    (load.sum_over_slices of revolting_counts, here 3 matches a slice so that every
+    variant has several) give the same tables as the whole events table: the report's
+    page does not depend on how much of the run it holds at once (issue 46)."""
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from sim.analysis import anomalies, metrics
+    from sim.analysis.load import (
+        RunScan,
+        event_rows,
+        load_run,
+        match_ranges,
+        run_keys,
+        scan_run,
+        sum_over_slices,
+    )
+
+    whole, lean = load_run(run_dir), scan_run(run_dir)
+    ranges = match_ranges(run_keys(lean), 3)
+    assert len(ranges) > 2 * len(lean.variants)
+    # the ranges of a variant follow each other and leave out no match of it
+    for variant in lean.variants:
+        mine = [(lo, hi) for v, lo, hi in ranges if v == variant]
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(mine))
+        assert mine[0][0] < 0 and mine[-1][1] > whole.matches["match_index"].max()
+    sliced = sum_over_slices(lean.events, metrics.revolting_counts, run_keys(lean), size=3)
+    assert_frame_equal(sliced.sort("variant"),
+                       metrics.revolting_counts(whole.events).sort("variant"))
+    # the small run has no transfer: a hand-made one per match whose city a third seat
+    # (even matches) or its former owner (odd) takes while it revolts, over 3-match slices
+    rows = [(v, i, 5, e, kind, seat, by, detail) for v in ("a", "b") for i in range(10)
+            for e, kind, seat, by, detail in (
+                (1, "transfer", 0, 1, None), (2, "revolt_start", 1, None, "transfer"),
+                (3, "capture", 1, 2 if i % 2 == 0 else 0, None))]
+    made = pl.DataFrame(rows, orient="row", schema={
+        "variant": pl.Utf8, "match_index": pl.Int64, "city": pl.Int64, "event": pl.Int64,
+        "kind": pl.Utf8, "seat": pl.Int64, "by": pl.Int64, "detail": pl.Utf8})
+    spine = RunScan(matches=made.select("variant", "match_index").unique(),
+                    seats=whole.seats, events=made.lazy(), turns=lean.turns,
+                    errors=whole.errors.head(0), truces=whole.truces,
+                    provenance={"variants": [{"id": "a"}, {"id": "b"}]})
+    counted = sum_over_slices(made.lazy(), metrics.revolting_counts, run_keys(spine), size=3)
+    assert counted.sort("variant").rows() == [("a", 10, 5, 5), ("b", 10, 5, 5)]
+    assert_frame_equal(counted.sort("variant"),
+                       metrics.revolting_counts(made).sort("variant"))
+    held = event_rows(lean.events, metrics.held_event_kinds(lean.quiet is not None),
+                      metrics.HELD_EVENT_COLUMNS)
+    assert not set(held["kind"].drop_nulls()) & set(metrics.SLICED_EVENT_KINDS)
+    assert_frame_equal(metrics.revolting_taken_by_third(held, sliced),
+                       metrics.revolting_taken_by_third(whole.events))
+    for f in (metrics.transfers_per_fall, metrics.eliminations_by_fall,
+              metrics.fall_to_elimination):
+        assert_frame_equal(f(held), f(whole.events), check_exact=False)
+    assert_frame_equal(metrics.cascade_depth(held, whole.seats),
+                       metrics.cascade_depth(whole.events, whole.seats))
+    assert_frame_equal(metrics.capital_falls_per_match(held, whole.matches),
+                       metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(metrics.metric_observations(whole.matches, whole.seats, held),
+                       metrics.metric_observations(whole.matches, whole.seats, whole.events))
+    assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, held, lean.turns,
+                                           whole.errors, quiet=lean.quiet),
+                       anomalies.anomalies(whole.matches, whole.seats, whole.events,
+                                           whole.turns, whole.errors))
+    # without the quiet table the stalls read the captures, so the report holds them
+    assert "capture" in metrics.held_event_kinds(False)
+    # the report's cascades, read 3 matches at a time: the whole table's, and the rows
+    # it keeps for the later metrics give them the same tables
+    from sim.report.html import _cascades
+
+    kept, depth, tables = _cascades(lean, size=3)
+    assert_frame_equal(depth, metrics.cascade_depth(whole.events, whole.seats))
+    for (_title, table), f in zip(tables, (metrics.transfers_per_fall,
+                                           metrics.eliminations_by_fall,
+                                           metrics.fall_to_elimination,
+                                           metrics.revolting_taken_by_third), strict=True):
+        assert_frame_equal(table, f(whole.events), check_exact=False)
+    assert set(kept["kind"]) <= set(metrics.KEPT_EVENT_KINDS)
+    assert_frame_equal(metrics.capital_falls_per_match(kept, whole.matches),
+                       metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, kept, lean.turns,
+                                           whole.errors, quiet=lean.quiet),
+                       anomalies.anomalies(whole.matches, whole.seats, whole.events,
+                                           whole.turns, whole.errors))
+    # content usage counted 3 matches at a time from the usage table: the whole table's
+    assert_frame_equal(metrics.usage_counts(whole.matches, lean.events, whole.provenance,
+                                            usage=lean.usage, size=3),
+                       metrics.usage_counts(whole.matches, whole.events, whole.provenance))
 
 
 def test_a_run_without_the_aggregate_tables_reports_the_same(run_dir, report_file, tmp_path):

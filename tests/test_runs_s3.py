@@ -24,6 +24,7 @@ from sim.outputs.storage import run_path
 from sim.outputs.store import RunError, commit_chunk, scan
 from sim.runner.experiments import load_experiment
 from sim.runner.sweep import run_sweep
+from tests.conftest import FIXTURE_TABLES
 from tests.test_runs_support import (
     experiment_text,
     one_line_error,
@@ -235,3 +236,79 @@ def test_the_parent_writes_a_marker_only_for_parts_the_store_holds_intact(s3, re
     commit_chunk(root, marker)
     assert json.loads(marker_file.read_text()) == marker
     assert_same(url, frames)
+
+
+def test_a_sensitivity_with_its_morris_screen_writes_its_folder_at_a_url(s3, tmp_path):
+    """`sim sensitivity --out s3://…` (issue 46 item 1): its design, both sweeps, its
+    tables and its page in the store, nothing of them on this disk, and the same
+    effects and Morris indices as the same file run into a folder here; a second run
+    resumes from the store and plays nothing again."""
+    file = write(tmp_path / "s.toml", f'''name = "s3-sensitivity"
+tables = "{FIXTURE_TABLES}"
+root_seed = 5
+matches = 8
+seats = 4
+length = "short"
+personalities = ["balanced", "conqueror", "scholar", "merchant"]
+chunk_size = 4
+parameters = ["units.archer.attack", "units.warrior.attack"]
+morris_top = 2
+morris_trajectories = 2
+''')
+    url = f"{s3}/sensitivity/s"
+    local = tmp_path / "here"
+    work = tmp_path / "cwd"
+    work.mkdir()
+    proc = sim("sensitivity", file, "--out", url, "--jobs", "1", "--quiet", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert f"report: {url}/sensitivity.html" in proc.stdout
+    assert not list(work.iterdir())  # nothing on this disk where it ran
+    names = objects(url)
+    for name in ("sensitivity.json", "sensitivity-experiment.toml", "sensitivity.parquet",
+                 "sensitivity.html", "morris.json", "morris.parquet",
+                 "sweep/provenance.json", "morris/provenance.json"):
+        assert f"{run_path(url).path}/{name}" in names, name
+    assert sim("check-run", f"{url}/sweep").returncode == 0
+    here = sim("sensitivity", file, "--out", local, "--jobs", "1", "--quiet")
+    assert here.returncode == 0, here.stderr
+    for table in ("sensitivity", "morris"):
+        there = pl.read_parquet((run_path(url) / f"{table}.parquet").read_bytes())
+        assert there.equals(pl.read_parquet(local / f"{table}.parquet")), table
+    # the printed lines but the folder's name are the same
+    assert proc.stdout.replace(url, "OUT") == here.stdout.replace(str(local), "OUT")
+    fs = run_path(url).fs
+    before = {n: fs.info(n)["LastModified"] for n in names if "/part-" in n}
+    again = sim("sensitivity", file, "--out", url, "--jobs", "1", "--quiet")
+    assert again.returncode == 0, again.stderr
+    fs.invalidate_cache()
+    assert before and all(fs.info(n)["LastModified"] == t for n, t in before.items())
+
+
+def test_a_tune_at_a_url_keeps_its_study_in_the_store_and_resumes_from_it(s3, tmp_path):
+    """`sim tune --out s3://…` (issue 46 item 1): the trials' sweeps, the confirmation,
+    the outputs and the study (SQLite, worked on in a local copy and put back after
+    each trial) in the store; a tune grown from 2 to 4 trials on a machine without
+    that copy resumes from the store's study and ends where the same tune run in one
+    go on this disk ends."""
+    from sim.outputs.storage import local_copy
+    from tests.test_tune import tiny_copy
+
+    url = f"{s3}/tunes/tiny"
+    first = sim("tune", tiny_copy(tmp_path, trials=2), "--out", url, "--jobs", "1")
+    assert first.returncode in (0, 4), first.stderr
+    names = objects(url)
+    for name in ("study.db", "tune.parquet", "tune.json", "tuned.toml", "tune.html",
+                 "trials/0002/sweep/provenance.json", "confirm/sweep/provenance.json"):
+        assert f"{run_path(url).path}/{name}" in names, name
+    assert not any(n.endswith("/.lock") for n in names)
+    local_copy(run_path(url) / "study.db").unlink()  # another machine: no copy here
+    again = sim("tune", tiny_copy(tmp_path), "--out", url, "--jobs", "1")
+    assert again.returncode in (0, 4), again.stderr
+    assert "resuming: 2 of 4 trials told before" in again.stderr
+    here = tmp_path / "here"
+    whole = sim("tune", tiny_copy(tmp_path), "--out", here, "--jobs", "1")
+    assert whole.returncode == again.returncode, whole.stderr
+    there = pl.read_parquet((run_path(url) / "tune.parquet").read_bytes())
+    assert there.drop("seconds").equals(pl.read_parquet(here / "tune.parquet").drop("seconds"))
+    assert (run_path(url) / "tuned.toml").read_text().splitlines()[1:] == \
+        (here / "tuned.toml").read_text().splitlines()[1:]

@@ -89,14 +89,27 @@ def cascade_depth(events: pl.DataFrame, seats: pl.DataFrame | None = None,
     without it, the seats that appear in the event log (as `seat` or `by`).
     """
     key = ["variant", "match_index", "seat"]
-    deepest = cascade_links(events, within).group_by(key).agg(
-        pl.col("step").max().alias("depth"))
     if seats is not None:
         everyone = seats.select(key).unique()
     else:
         everyone = pl.concat([
             events.select("variant", "match_index", pl.col(c).alias("seat")) for c in ("seat", "by")
         ]).filter(pl.col("seat") >= 0).unique()
+    return depth_table(deepest_cascades(events, within), everyone)
+
+
+def deepest_cascades(events: pl.DataFrame, within: int = CASCADE_WITHIN) -> pl.DataFrame:
+    """variant, match_index, seat, depth: the deepest cascade of each seat whose capital
+    fell (cascade_depth's units: each lies within its match, so those of disjoint sets
+    of matches concatenate)."""
+    return cascade_links(events, within).group_by(["variant", "match_index", "seat"]).agg(
+        pl.col("step").max().alias("depth"))
+
+
+def depth_table(deepest: pl.DataFrame, everyone: pl.DataFrame) -> pl.DataFrame:
+    """cascade_depth's table from deepest_cascades and the seats counted (`everyone`:
+    variant, match_index, seat)."""
+    key = ["variant", "match_index", "seat"]
     everyone = pl.concat([everyone, deepest.select(key)]).unique()
     per_seat = (everyone.join(deepest, on=key, how="left")
                 .with_columns(pl.col("depth").fill_null(0).cast(pl.Int64)))
@@ -116,19 +129,30 @@ def transfers_per_fall(events: pl.DataFrame) -> pl.DataFrame:
     capital_fall, matched through their `cause`). Every variant of `events` has a
     row; the means are null when it has no fall.
     """
+    return transfers_table(fall_transfers(events), variant_spine(events))
+
+
+def fall_transfers(events: pl.DataFrame) -> pl.DataFrame:
+    """variant, transferred, kept: a row per capital_fall (transfers_per_fall's units;
+    a fall's rows lie within its match)."""
     falls = (events.filter(pl.col("kind") == "capital_fall")
              .select(*MATCH, pl.col("event").alias("fall")))
     linked = (events.filter(pl.col("kind").is_in(["transfer", "kept"]))
               .group_by(*MATCH, pl.col("cause").alias("fall"))
               .agg((pl.col("kind") == "transfer").sum().cast(pl.Int64).alias("transferred"),
                    (pl.col("kind") == "kept").sum().cast(pl.Int64).alias("kept")))
-    per_fall = (falls.join(linked, on=[*MATCH, "fall"], how="left")
-                .with_columns(pl.col("transferred", "kept").fill_null(0))
-                .group_by("variant")
+    return (falls.join(linked, on=[*MATCH, "fall"], how="left")
+            .with_columns(pl.col("transferred", "kept").fill_null(0))
+            .select("variant", "transferred", "kept"))
+
+
+def transfers_table(per_fall: pl.DataFrame, spine: pl.DataFrame) -> pl.DataFrame:
+    """transfers_per_fall's table from fall_transfers and the variants' spine."""
+    per_fall = (per_fall.group_by("variant")
                 .agg(pl.len().cast(pl.Int64).alias("falls"),
                      pl.col("transferred").cast(pl.Float64).mean().alias("mean_transferred"),
                      pl.col("kept").cast(pl.Float64).mean().alias("mean_kept")))
-    return (variant_spine(events).join(per_fall, on="variant", how="left")
+    return (spine.join(per_fall, on="variant", how="left")
             .with_columns(pl.col("falls").fill_null(0)).sort("variant"))
 
 
@@ -139,16 +163,26 @@ def eliminations_by_fall(events: pl.DataFrame) -> pl.DataFrame:
     Columns: variant, eliminations, by_capital_fall (eliminated rows whose `cause`
     is a capital_fall row of the same match), share (null with no elimination).
     """
+    return eliminations_table(elimination_causes(events), variant_spine(events))
+
+
+def elimination_causes(events: pl.DataFrame) -> pl.DataFrame:
+    """variant, cause_kind ("capital_fall" or null): a row per eliminated row
+    (eliminations_by_fall's units; a cause lies within its match)."""
     # only a capital_fall cause counts, so only those rows are looked up
     kinds = events.filter(pl.col("kind") == "capital_fall").select(
         *MATCH, pl.col("event").alias("cause"), pl.col("kind").alias("cause_kind"))
-    per = (events.filter(pl.col("kind") == "eliminated").select(*MATCH, "cause")
-           .join(kinds, on=[*MATCH, "cause"], how="left")
-           .group_by("variant")
+    return (events.filter(pl.col("kind") == "eliminated").select(*MATCH, "cause")
+            .join(kinds, on=[*MATCH, "cause"], how="left").select("variant", "cause_kind"))
+
+
+def eliminations_table(causes: pl.DataFrame, spine: pl.DataFrame) -> pl.DataFrame:
+    """eliminations_by_fall's table from elimination_causes and the variants' spine."""
+    per = (causes.group_by("variant")
            .agg(pl.len().cast(pl.Int64).alias("eliminations"),
                 (pl.col("cause_kind") == "capital_fall").fill_null(False).sum()
                 .cast(pl.Int64).alias("by_capital_fall")))
-    out = (variant_spine(events).join(per, on="variant", how="left")
+    out = (spine.join(per, on="variant", how="left")
            .with_columns(pl.col("eliminations", "by_capital_fall").fill_null(0))
            .with_columns(pl.when(pl.col("eliminations") > 0)
                          .then(pl.col("by_capital_fall") / pl.col("eliminations"))
@@ -164,6 +198,12 @@ def fall_to_elimination(events: pl.DataFrame) -> pl.DataFrame:
     by that same fall). Columns: variant, n (such seats), mean_turns, median_turns
     (null when n is 0).
     """
+    return survival_table(fall_survivals(events), variant_spine(events))
+
+
+def fall_survivals(events: pl.DataFrame) -> pl.DataFrame:
+    """variant, turns: a row per seat eliminated after its first capital fall
+    (fall_to_elimination's units; a seat's rows lie within its match)."""
     first = (events.filter(pl.col("kind") == "capital_fall")
              .group_by(*MATCH, "seat")
              .agg(pl.col("event").min().alias("fall_event"),
@@ -172,18 +212,23 @@ def fall_to_elimination(events: pl.DataFrame) -> pl.DataFrame:
             .group_by(*MATCH, "seat")
             .agg(pl.col("event").min().alias("elim_event"),
                  pl.col("turn").sort_by("event").first().alias("elim_turn")))
-    per = (first.join(gone, on=[*MATCH, "seat"], how="inner")
-           .filter(pl.col("elim_event") > pl.col("fall_event"))
-           .with_columns((pl.col("elim_turn") - pl.col("fall_turn")).cast(pl.Float64)
-                         .alias("turns"))
-           .group_by("variant")
+    return (first.join(gone, on=[*MATCH, "seat"], how="inner")
+            .filter(pl.col("elim_event") > pl.col("fall_event"))
+            .select("variant", (pl.col("elim_turn") - pl.col("fall_turn")).cast(pl.Float64)
+                    .alias("turns")))
+
+
+def survival_table(per: pl.DataFrame, spine: pl.DataFrame) -> pl.DataFrame:
+    """fall_to_elimination's table from fall_survivals and the variants' spine."""
+    per = (per.group_by("variant")
            .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("turns").mean().alias("mean_turns"),
                 pl.col("turns").median().alias("median_turns")))
-    return (variant_spine(events).join(per, on="variant", how="left")
+    return (spine.join(per, on="variant", how="left")
             .with_columns(pl.col("n").fill_null(0)).sort("variant"))
 
 
-def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
+def revolting_taken_by_third(events: pl.DataFrame,
+                             counts: pl.DataFrame | None = None) -> pl.DataFrame:
     """How often a city handed over by a capital fall (V08) is taken from its new
     owner while its revolt (V11, shortened by a Divan: V13) still lasts, and by whom.
 
@@ -198,7 +243,27 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     variant, transfers (all transfer rows), taken_by_third,
     retaken_by_former_owner, share (taken_by_third / transfers), retaken_share
     (retaken_by_former_owner / transfers); the shares are null with no transfer.
+    `counts`: revolting_counts of the events, when the caller summed them over
+    slices of the matches (the report: sim.analysis.load.sum_over_slices); `events`
+    then only gives the variants (every variant of the events table).
     """
+    per = revolting_counts(events) if counts is None else counts
+    some = pl.col("transfers") > 0
+    out = (variant_spine(events).join(per, on="variant", how="left")
+           .with_columns(pl.col("transfers", "taken_by_third", "retaken_by_former_owner")
+                         .fill_null(0))
+           .with_columns(pl.when(some).then(pl.col("taken_by_third") / pl.col("transfers"))
+                         .alias("share"),
+                         pl.when(some).then(pl.col("retaken_by_former_owner")
+                                            / pl.col("transfers")).alias("retaken_share")))
+    return out.sort("variant")
+
+
+def revolting_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """The counts revolting_taken_by_third reads, per variant with a transfer:
+    transfers, taken_by_third, retaken_by_former_owner (Int64). Every count is a sum
+    over matches (a city's events lie within its match), so the counts of disjoint
+    sets of matches add up to the whole run's."""
     # what the rule reads of the next two events, as flags before the shift: shifting
     # the kind and detail strings of every row took 70 MB on a 12,000-match run
     life = (events.lazy()
@@ -227,24 +292,31 @@ def revolting_taken_by_third(events: pl.DataFrame) -> pl.DataFrame:
     by_former = (taken & (end_by == pl.col("seat"))).fill_null(False)
     by_third = (taken & (end_by != pl.col("by")) & (end_by != pl.col("seat"))).fill_null(False)
     # the flags over every row first (the next events are other rows), then the transfers
-    per = (life.with_columns(by_third.alias("by_third"), by_former.alias("by_former"))
-           .filter(pl.col("kind") == "transfer").group_by("variant")
-           .agg(pl.len().cast(pl.Int64).alias("transfers"),
-                pl.col("by_third").sum().cast(pl.Int64).alias("taken_by_third"),
-                pl.col("by_former").sum().cast(pl.Int64).alias("retaken_by_former_owner"))
-           .collect())
-    some = pl.col("transfers") > 0
-    out = (variant_spine(events).join(per, on="variant", how="left")
-           .with_columns(pl.col("transfers", "taken_by_third", "retaken_by_former_owner")
-                         .fill_null(0))
-           .with_columns(pl.when(some).then(pl.col("taken_by_third") / pl.col("transfers"))
-                         .alias("share"),
-                         pl.when(some).then(pl.col("retaken_by_former_owner")
-                                            / pl.col("transfers")).alias("retaken_share")))
-    return out.sort("variant")
+    return (life.with_columns(by_third.alias("by_third"), by_former.alias("by_former"))
+            .filter(pl.col("kind") == "transfer").group_by("variant")
+            .agg(pl.len().cast(pl.Int64).alias("transfers"),
+                 pl.col("by_third").sum().cast(pl.Int64).alias("taken_by_third"),
+                 pl.col("by_former").sum().cast(pl.Int64).alias("retaken_by_former_owner"))
+            .collect())
 
 
-__all__ = ["CASCADE_WITHIN", "EVENT_KINDS", "capital_falls_per_match", "cascade_depth",
-           "cascade_links", "eliminations_by_fall", "fall_to_elimination",
-           "revolting_taken_by_third",
-           "transfers_per_fall"]
+__all__ = [
+    "CASCADE_WITHIN",
+    "EVENT_KINDS",
+    "capital_falls_per_match",
+    "cascade_depth",
+    "cascade_links",
+    "deepest_cascades",
+    "depth_table",
+    "elimination_causes",
+    "eliminations_by_fall",
+    "eliminations_table",
+    "fall_survivals",
+    "fall_to_elimination",
+    "fall_transfers",
+    "revolting_counts",
+    "revolting_taken_by_third",
+    "survival_table",
+    "transfers_per_fall",
+    "transfers_table",
+]

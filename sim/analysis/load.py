@@ -7,7 +7,7 @@ rows it reads)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
-from sim.outputs.storage import run_path
+from sim.outputs.storage import is_remote, run_path
 from sim.outputs.store import PARTS, scan, table_files
 
 
@@ -52,6 +52,19 @@ def read_table(root: Path | str, table: str) -> pl.DataFrame:
     """One table of a run folder, `variant` (Utf8) from the hive path, sorted by
     variant and the table's keys; an empty typed frame when the folder is missing."""
     return scan_table(root, table).collect().sort(["variant", *SORT_KEYS[table]])
+
+
+def write_frame(frame: pl.DataFrame, path: Path) -> None:
+    """Write `frame` as the Parquet file `path`: a file on this disk, or an object at a
+    URL (sim.outputs.storage.run_path), written whole in one put."""
+    if not is_remote(path):
+        frame.write_parquet(path)
+        return
+    import io
+
+    buf = io.BytesIO()
+    frame.write_parquet(buf)
+    path.write_bytes(buf.getvalue())
 
 
 class RunFolderError(ValueError):
@@ -199,6 +212,54 @@ def _summary(root: Path, table: str) -> pl.LazyFrame | None:
     return scan(root, table) if _summary_written(root, table) else None
 
 
+# matches a slice of sum_over_slices reads: some 170,000 rows of a variant's capture and
+# revolt events at standard length, a few MB, while a scan per slice of quality.SLICE
+# matches would pay its fixed cost 10 times as often
+EVENT_SLICE = 5000
+
+
+def match_ranges(keys: pl.DataFrame, size: int = EVENT_SLICE) -> list[tuple[str, int, int]]:
+    """(variant, first, last match index) of each run of `size` consecutive matches of
+    each variant of `keys` (rows of variant and match_index: a run's matches and
+    errors, run_keys), inclusive, in order; the first range of a variant starts and
+    its last ends without bound, so the ranges of a variant cover every row of any of
+    its tables."""
+    ranges = []
+    for variant in keys.get_column("variant").unique(maintain_order=True).to_list():
+        ids = (keys.filter(pl.col("variant") == variant).get_column("match_index")
+               .unique().sort().to_list())
+        bounds = [[ids[i], ids[min(i + size, len(ids)) - 1]] for i in range(0, len(ids), size)]
+        if bounds:
+            bounds[0][0], bounds[-1][1] = -(2**62), 2**62
+        ranges += [(variant, lo, hi) for lo, hi in bounds]
+    return ranges
+
+
+def run_keys(run: RunScan) -> pl.DataFrame:
+    """variant, match_index of every match of the run, finished (matches) or failed
+    (errors)."""
+    return pl.concat([run.matches.select("variant", "match_index"),
+                      run.errors.select("variant", "match_index")])
+
+
+def sum_over_slices(scan: pl.LazyFrame, count: Callable[[pl.LazyFrame], pl.DataFrame],
+                    keys: pl.DataFrame, size: int = EVENT_SLICE,
+                    by: Sequence[str] = ("variant",)) -> pl.DataFrame:
+    """`count(rows)` of each slice of `scan` (match_ranges of `keys`: one variant's
+    `size` matches; the scan reads only their files and row groups) summed per `by`:
+    `count` returns a frame of the `by` columns and Int64 counts, each a sum over
+    matches (so the slices' counts add up to the whole scan's). What the report reads
+    this way holds one slice's rows at a time, however large the run."""
+    parts = [count(scan.filter(pl.col("variant") == variant,
+                               pl.col("match_index").is_between(lo, hi)))
+             for variant, lo, hi in match_ranges(keys, size)]
+    parts = [p for p in parts if p.height]
+    if not parts:
+        return count(scan.head(0))
+    return (pl.concat(parts).group_by(*by, maintain_order=True)
+            .agg(pl.exclude(*by).sum()))
+
+
 # what the report loses when a run did not write a table (the experiment's tables_out):
 # the readers see an empty table, and these lines say what that empties
 TABLE_COSTS = {
@@ -236,7 +297,8 @@ def missing_table_notes(provenance: dict[str, Any]) -> list[str]:
                  f"{TABLE_COSTS[t]}." for t in missing_tables(provenance)]
 
 
-def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.DataFrame:
+def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str],
+               columns: Iterable[str] | None = None) -> pl.DataFrame:
     """The rows of `events` whose kind is one of `kinds`, in no particular order
     (every metric sorts what it needs: sorting all 15 columns would double this
     frame's memory for nothing), plus a placeholder row (only `variant` set, every
@@ -245,8 +307,11 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
     passes no metric's filter, so the metrics that list a row per variant of their
     events (sim.analysis._frames.variant_spine) give the same rows from this frame
     as from the whole table, as long as `kinds` holds every kind they read
-    (sim.analysis.metrics.EVENT_KINDS)."""
+    (sim.analysis.metrics.EVENT_KINDS). `columns`: only these (and `variant`), when
+    the caller's metrics read no other (the report: metrics.HELD_EVENT_COLUMNS)."""
     events = events.lazy()
+    if columns is not None:
+        events = events.select(*dict.fromkeys([*columns, "variant"]))
     # one chunk: the streaming engine hands back one per morsel, and every later filter
     # over a frame of a hundred chunks pays for each
     chosen = (events.filter(pl.col("kind").is_in(sorted(set(kinds))))
@@ -265,5 +330,6 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str]) -> pl.
     return pl.concat([chosen, placeholders])
 
 
-__all__ = ["Run", "RunFolderError", "RunScan", "empty_table", "event_rows", "load_run",
-           "missing_table_notes", "missing_tables", "read_table", "scan_run", "scan_table"]
+__all__ = ["EVENT_SLICE", "Run", "RunFolderError", "RunScan", "empty_table", "event_rows",
+           "load_run", "match_ranges", "missing_table_notes", "missing_tables", "read_table",
+           "run_keys", "scan_run", "scan_table", "sum_over_slices", "write_frame"]

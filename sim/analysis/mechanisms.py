@@ -172,8 +172,14 @@ def _paired(counts: pl.DataFrame, baseline: str, confidence: float) -> pl.DataFr
              .agg(pl.col("base").mean().alias("baseline_value"),
                   pl.col("count").mean().alias("variant_value"),
                   (pl.col("count") - pl.col("base")).cast(pl.Float64).alias("d")))
+    return _paired_rows(pairs.iter_rows(), confidence)
+
+
+def _paired_rows(pairs, confidence: float) -> pl.DataFrame:
+    """_paired's frame from (variant, mechanism, baseline_value, variant_value, d) per
+    pair of counts, d the differences in match order."""
     rows = []
-    for variant, mechanism, base_value, value, d in pairs.iter_rows():
+    for variant, mechanism, base_value, value, d in pairs:
         diff, lo, hi, p, n = paired_t(d, confidence)
         sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
         size = diff / sd if sd > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
@@ -187,7 +193,8 @@ def _paired(counts: pl.DataFrame, baseline: str, confidence: float) -> pl.DataFr
 
 
 def mechanism_changes(counts: pl.DataFrame, baseline: str, confidence: float = 0.95,
-                      method: str = "holm") -> pl.DataFrame:
+                      method: str = "holm", tests: pl.DataFrame | None = None
+                      ) -> pl.DataFrame:
     """Each variant's paired change of every mechanism against the baseline, ranked.
     `counts`: a row per finished match and mechanism, 0 where it had none
     (mechanism_counts), so that a match without the mechanism pairs as a 0.
@@ -197,8 +204,10 @@ def mechanism_changes(counts: pl.DataFrame, baseline: str, confidence: float = 0
     match), difference (variant − baseline, per match), lo, hi (its paired
     interval), relative (difference / baseline_value, null when the baseline's is
     0), d_z (the standardised size, module docstring), p_value, p_adjusted
-    (`method` over every row, paired.significance), changed, n_pairs."""
-    tests = _paired(counts, baseline, confidence)
+    (`method` over every row, paired.significance), changed, n_pairs. `tests`: the
+    paired tests already made from the counts (run_mechanism_changes), `counts` then
+    unread."""
+    tests = _paired(counts, baseline, confidence) if tests is None else tests
     if tests.height == 0:
         return tests
     out = significance(tests, method=method).with_columns(
@@ -211,6 +220,94 @@ def mechanism_changes(counts: pl.DataFrame, baseline: str, confidence: float = 0
     return out.select("variant", "rank", "mechanism", "baseline_value", "variant_value",
                       "difference", "lo", "hi", "relative", "d_z", "p_value", "p_adjusted",
                       "changed", "n_pairs")
+
+
+def run_mechanism_changes(events: pl.LazyFrame, matches: pl.DataFrame,
+                          variants: Sequence[str], baseline: str,
+                          root: Path | str | None = None, confidence: float = 0.95,
+                          method: str = "holm", size: int = EVENT_SLICE) -> pl.DataFrame:
+    """mechanism_changes(mechanism_counts(events, matches, [baseline, *variants], root),
+    baseline), the same frame, without holding mechanism_counts' table: a row per
+    match, mechanism and variant (490,000 for a 10,000-match run of 2 variants, whose
+    cross join and sort grew the report past 1.8 GB at 75,000 matches). The matches
+    are read `size` at a time and each pair keeps only its two counts per match
+    (32-bit) until every mechanism any slice saw is known; a mechanism a slice did not
+    see counts 0 there, as mechanism_counts' zeros do."""
+    names = [baseline, *(v for v in variants if v != baseline)]
+    done = finished(matches).filter(pl.col("variant").is_in(names)).select(_MATCH)
+    offers = {v: _offer_counts(run_path(root) if root is not None else None, v)
+              for v in names}
+    seen: set[str] = set()
+    # per slice: {variant: (its paired match indices, {mechanism: (base, count)})}
+    slices: list[dict[str, tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]]] = []
+    for lo, hi in match_slices(done.get_column("match_index"), size):
+        counted = {v: _slice_counts(events, offers[v], done, v, lo, hi) for v in names}
+        for frame in counted.values():
+            seen.update(frame.get_column("mechanism").unique().to_list())
+        slices.append({v: _slice_pairs(counted[baseline], counted[v])
+                       for v in names[1:]})
+    pairs = []
+    for variant in sorted(names[1:]):
+        for mechanism in sorted(seen):
+            base_parts, count_parts = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+            for part in slices:
+                both, counts = part[variant]
+                zeros = np.zeros(both.size, np.int32)
+                b, c = counts.get(mechanism, (zeros, zeros))
+                base_parts.append(b)
+                count_parts.append(c)
+            base, count = np.concatenate(base_parts), np.concatenate(count_parts)
+            if base.size == 0:
+                continue
+            pairs.append((variant, mechanism, pl.Series(base, dtype=pl.Int64).mean(),
+                          pl.Series(count, dtype=pl.Int64).mean(),
+                          (count.astype(np.int64) - base).astype(np.float64)))
+    return mechanism_changes(pl.DataFrame(), baseline, confidence, method,
+                             tests=_paired_rows(pairs, confidence))
+
+
+def _slice_counts(events: pl.LazyFrame, offers: pl.LazyFrame | None, done: pl.DataFrame,
+                  variant: str, lo: int, hi: int) -> pl.DataFrame:
+    """(match_index, mechanism, count) of `variant`'s finished matches from lo to hi,
+    every mechanism its events (and truce offers) show, 0 where a match had none."""
+    mine = events.lazy().filter(pl.col("variant") == variant,
+                                pl.col("match_index").is_between(lo, hi))
+    parts = [_event_counts(mine)]
+    if offers is not None:
+        parts.append(offers.filter(pl.col("match_index").is_between(lo, hi))
+                     .collect(engine="streaming"))
+    counts = pl.concat(parts).group_by("match_index", "mechanism").agg(pl.col("count").sum())
+    index = done.filter(pl.col("variant") == variant,
+                        pl.col("match_index").is_between(lo, hi)).select("match_index")
+    names = counts.select(pl.col("mechanism").unique())
+    return (index.join(names, how="cross")
+            .join(counts, on=["match_index", "mechanism"], how="left")
+            .with_columns(pl.col("count").fill_null(0)))
+
+
+def _slice_pairs(base: pl.DataFrame, mine: pl.DataFrame
+                 ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The slice's matches finished in both the baseline and the variant (in match
+    order) and, per mechanism either saw, their two counts on those matches (int32; 0
+    where one of them had none of it)."""
+    both = np.intersect1d(base.get_column("match_index").unique().to_numpy(),
+                          mine.get_column("match_index").unique().to_numpy())
+    spine = pl.DataFrame({"match_index": both})
+    names = sorted(set(base.get_column("mechanism").to_list())
+                   | set(mine.get_column("mechanism").to_list()))
+    wide = [_wide(spine, frame) for frame in (base, mine)]
+    return both, {m: tuple(w[m].to_numpy() if m in w.columns else np.zeros(both.size, np.int32)
+                           for w in wide) for m in names}
+
+
+def _wide(spine: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
+    """A column per mechanism of `counts` (int32) on the matches of `spine`, in its
+    order (0: none)."""
+    if counts.height == 0:
+        return spine
+    wide = counts.pivot(on="mechanism", index="match_index", values="count")
+    return (spine.join(wide, on="match_index", how="left")
+            .with_columns(pl.exclude("match_index").fill_null(0).cast(pl.Int32)))
 
 
 def moved_variants(mix: pl.DataFrame | None) -> list[str]:
@@ -257,4 +354,5 @@ def explanation(victory_tests: pl.DataFrame, changes: pl.DataFrame, variant: str
 
 
 __all__ = ["CAVEAT", "KINDS", "MECHANISMS", "SUMS", "TRUCE_OFFERS", "explanation",
-           "mechanism_changes", "mechanism_counts", "mechanism_words", "moved_variants"]
+           "mechanism_changes", "mechanism_counts", "mechanism_words", "moved_variants",
+           "run_mechanism_changes"]

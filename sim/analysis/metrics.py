@@ -34,6 +34,7 @@ from sim.analysis.cascades import (
     cascade_links,
     eliminations_by_fall,
     fall_to_elimination,
+    revolting_counts,
     revolting_taken_by_third,
     transfers_per_fall,
 )
@@ -85,6 +86,33 @@ from sim.analysis.victory import (
 EVENT_KINDS = tuple(sorted({*_cascades.EVENT_KINDS, *_anomalies.EVENT_KINDS,
                             *_paired.EVENT_KINDS, *_victory.EVENT_KINDS}))
 
+# What the report reads of the events, a slice of the matches at a time
+# (load.match_ranges), so that what it holds does not grow with the run (issue 46): the
+# kinds of EVENT_KINDS but those only revolting_taken_by_third reads (it counts them from
+# the scan: revolting_counts), and only the columns the other metrics read. Of those
+# rows it keeps only the kinds the metrics after the cascades read (KEPT_EVENT_KINDS);
+# the cascades keep their units (cascades.deepest_cascades, fall_transfers, …).
+SLICED_EVENT_KINDS = ("capture", "revolt_end", "revolt_start")
+HELD_EVENT_COLUMNS = ("match_id", "match_index", "event", "turn", "kind", "seat", "by",
+                      "city", "cause", "value")
+KEPT_EVENT_KINDS = ("capital_fall", "observatory_lost", "truce")
+
+
+def held_event_kinds(quiet_written: bool) -> tuple[str, ...]:
+    """The kinds of EVENT_KINDS the report reads as rows: all but SLICED_EVENT_KINDS,
+    and the captures too when the run has no quiet table (the stalls then read them,
+    sim.analysis.anomalies.stalls)."""
+    return tuple(k for k in EVENT_KINDS if k not in SLICED_EVENT_KINDS
+                 or (k == "capture" and not quiet_written))
+
+
+def kept_event_kinds(quiet_written: bool) -> tuple[str, ...]:
+    """The kinds the report keeps as rows for the metrics that read event rows after
+    the cascades (capital falls per match, the paired tests, near misses, anomalies):
+    KEPT_EVENT_KINDS, and the captures when the run has no quiet table."""
+    return (*KEPT_EVENT_KINDS, *(() if quiet_written else ("capture",)))
+
+
 __all__ = [
     "CASCADE_WITHIN",
     "COUNTER_TO_WIN",
@@ -93,9 +121,12 @@ __all__ = [
     "EVENT_KINDS",
     "FAIR_ALPHA",
     "GROUPS",
+    "HELD_EVENT_COLUMNS",
     "HUMAN_OUT",
+    "KEPT_EVENT_KINDS",
     "MECHANICS",
     "PAIRED_METRICS",
+    "SLICED_EVENT_KINDS",
     "TERMS",
     "VICTORIES",
     "ResolutionWarning",
@@ -112,11 +143,14 @@ __all__ = [
     "finished",
     "gold_share",
     "gold_share_over_turns",
+    "held_event_kinds",
     "item_lists",
+    "kept_event_kinds",
     "metric_observations",
     "near_misses",
     "paired_metric_tests",
     "paired_victory_tests",
+    "revolting_counts",
     "revolting_taken_by_third",
     "score_decomposition",
     "seat_fairness",

@@ -38,9 +38,11 @@ import polars as pl
 from SALib.analyze import morris as morris_analyze
 
 from sim.analysis._frames import finished, victory_categories
+from sim.analysis.load import write_frame
 from sim.analysis.paired import PAIRED_METRICS, metric_observations
 from sim.analysis.sensitivity import load_frames
 from sim.outputs.folders import MORRIS_DESIGN_FILE, MORRIS_DIR
+from sim.outputs.storage import run_path
 
 RESAMPLES = 1000               # bootstrap resamples of mu_star_conf
 
@@ -53,7 +55,7 @@ SCHEMA = {"parameter": pl.Utf8, "metric": pl.Utf8, "base": pl.Float64, "low": pl
 
 def read_morris_design(folder: Path | str) -> dict[str, Any] | None:
     """The Morris design `sim sensitivity` wrote into the folder, or None (no screen)."""
-    path = Path(folder) / MORRIS_DESIGN_FILE
+    path = run_path(folder) / MORRIS_DESIGN_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
@@ -177,7 +179,7 @@ def morris_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame |
     design = read_morris_design(folder)
     if design is None:
         return None
-    matches, seats, events = load_frames(Path(folder) / MORRIS_DIR)
+    matches, seats, events = load_frames(run_path(folder) / MORRIS_DIR)
     return morris_indices(design, per_match_outcomes(matches, seats, events), confidence)
 
 
@@ -186,5 +188,5 @@ def write_morris_table(folder: Path | str) -> tuple[pl.DataFrame, dict[str, Any]
     morris.parquet, with the design it read (morris.json)."""
     morris = morris_table(folder)
     design = read_morris_design(folder)
-    morris.write_parquet(Path(folder) / "morris.parquet")
+    write_frame(morris, run_path(folder) / "morris.parquet")
     return morris, design

@@ -24,10 +24,11 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis.load import empty_table, read_table
+from sim.analysis.load import read_table, scan_table, write_frame
 from sim.analysis.paired import paired_metric_tests, paired_victory_tests, significance
 from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
 from sim.outputs.schemas import SCHEMAS
+from sim.outputs.storage import run_path
 
 SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": pl.Float64,
           "metric": pl.Utf8, "low_value": pl.Float64, "high_value": pl.Float64,
@@ -38,7 +39,7 @@ SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": p
 
 def read_design(run_dir: Path | str) -> dict[str, Any]:
     """The design `sim sensitivity` wrote beside the sweep (sensitivity.json)."""
-    path = Path(run_dir) / SENSITIVITY_DESIGN_FILE
+    path = run_path(run_dir) / SENSITIVITY_DESIGN_FILE
     if not path.is_file():
         raise ValueError(f"{run_dir}: no {SENSITIVITY_DESIGN_FILE}: not a sensitivity run folder")
     return json.loads(path.read_text(encoding="utf-8"))
@@ -54,15 +55,12 @@ def _per_10pct(effect: float, p: dict[str, Any]) -> float | None:
 def load_frames(run_dir: Path | str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """matches, seats and the capital_fall events of a run folder (the events table
     of a large sensitivity sweep is big: only the rows the outcomes need are read)."""
-    root = Path(run_dir)
+    root = run_path(run_dir)  # a path or a URL
     matches = read_table(root, "matches")
     seats = read_table(root, "seats")
-    folder = root / "events"
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
-        return matches, seats, empty_table("events")
-    events = (pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True,
-                              hive_schema={"variant": pl.Utf8}, try_parse_hive_dates=False)
-              .filter(pl.col("kind") == "capital_fall").collect())
+    # the run's own reader (a compacted run's files; a URL): the table's columns, then
+    # `variant`, then any others, which are left out
+    events = scan_table(root, "events").filter(pl.col("kind") == "capital_fall").collect()
     columns = [c for c in (*SCHEMAS["events"], "variant") if c in events.columns]
     return matches, seats, events.select(columns)
 
@@ -262,7 +260,7 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
 def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:
     """`effects` of a sensitivity folder (its design, and its sweep in `sweep/`)."""
     design = read_design(folder)
-    matches, seats, events = load_frames(Path(folder) / SWEEP_DIR)
+    matches, seats, events = load_frames(run_path(folder) / SWEEP_DIR)
     return effects(design, matches, seats, events, confidence)
 
 
@@ -275,5 +273,5 @@ def write_sensitivity_table(folder: Path | str, note: Callable[[str], None]) -> 
         table = sensitivity_table(folder)
     for w in caught:
         note(str(w.message))
-    table.write_parquet(Path(folder) / "sensitivity.parquet")
+    write_frame(table, run_path(folder) / "sensitivity.parquet")
     return table

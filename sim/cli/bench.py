@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import bench_app
+from sim.cli.common import bench_app, fail
 
 
 def _print_bench(result: dict, as_json: bool) -> None:
@@ -165,12 +165,17 @@ def bench_territory(as_json: Annotated[bool, typer.Option("--json")] = False,
 
 
 @bench_app.command("report")
-def bench_report(run_dir: Annotated[str, typer.Argument(help="Run folder of a sweep, or "
-                                                        "its URL.")],
+def bench_report(run_dirs: Annotated[list[str], typer.Argument(
+                     help="Run folder(s) of a sweep, or their URLs: with two, e.g. a "
+                          "10,000- and a 100,000-match run, also how the peak grows.")],
                  as_json: Annotated[bool, typer.Option("--json")] = False,
                  out: Annotated[Path | None, typer.Option(
-                     help="Keep the report here (default: a temporary file).")] = None) -> None:
-    """Wall seconds and peak memory of one `sim report RUN_DIR` in a fresh process."""
-    from sim.runner.bench import bench_report as run
+                     help="Keep the report here (one run only; default: a temporary "
+                          "file).")] = None) -> None:
+    """Wall seconds and peak memory of `sim report RUN_DIR` in a fresh process, for
+    each run given; with several, the largest run's peak over the smallest's."""
+    from sim.runner.bench import bench_reports as run
 
-    _print_bench(run(run_dir, out), as_json)
+    if out is not None and len(run_dirs) > 1:
+        fail("--out keeps the report of one run: give one RUN_DIR")
+    _print_bench(run(run_dirs, out), as_json)

@@ -104,21 +104,6 @@ def match_options(tables, seed: int, match: int, seats: int | None, length: str 
     return names
 
 
-def disk_folder(out: str | None, command: str) -> Path | None:
-    """The --out of a command whose folder must be on this machine's disk (a tune's
-    study database, a sensitivity's design and pages): a path or a file:// URL; exit 2
-    for another URL (only sweeps and the commands that read runs take those)."""
-    from sim.outputs.storage import is_remote, run_path
-
-    if out is None:
-        return None
-    folder = run_path(out)
-    if is_remote(folder):
-        fail(f"--out {out}: `{command}` writes its folder on this machine's disk; give a "
-             "path (`sim sweep` and the commands that read a run take URLs)")
-    return folder
-
-
 def require_run(run_dir: Path):
     """The run's verified check, or exit 2 with one line naming what is wrong."""
     from sim.outputs.store import RunError, require_complete  # lazy: 0.20 s (polars)

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from sim.cli.common import app, fail, print_frame, require_run, signal_name
-from sim.outputs.storage import absolute, run_path
+from sim.cli.common import app, fail, print_frame, require_run, say, signal_name
+from sim.outputs.storage import run_path
 
 
 @app.command("plan")
@@ -152,11 +152,7 @@ def report_cmd(run_dir: Annotated[str, typer.Argument(
     if "polars" not in sys.modules:
         os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     from sim.analysis.gate import EXIT, overall  # lazy: 0.28 s (polars)
-    from sim.analysis.history import history_with_run, write_history  # lazy: 0.18 s (polars)
-    from sim.analysis.load import missing_summaries, missing_table_notes  # lazy: 0.23 s
-    from sim.outputs.store import read_provenance
-    from sim.report.html import write_report  # lazy: 0.38 s (polars, pyarrow)
-    from sim.rules.tables import REPO_ROOT  # lazy: 0.20 s
+    from sim.report.run import report_run  # lazy: 0.38 s (polars, pyarrow)
 
     for given, name in ((margin, "--margin"), (budget, "--budget"),
                         (against_sim, "--against-sim")):
@@ -165,30 +161,17 @@ def report_cmd(run_dir: Annotated[str, typer.Argument(
     run_dir = run_path(run_dir)
     against = run_path(against) if against is not None else None
     require_run(run_dir)
-    chosen = read_provenance(run_dir).get("tables_out")
-    for note in missing_table_notes({"tables_out": chosen}):
-        typer.echo(f"{run_dir}: {note}", err=True)
-    if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
-        named = missing[0] if len(missing) == 1 else \
-            f"{', '.join(missing[:-1])} or {missing[-1]}"
-        typer.echo(f"{run_dir}: has no {named} tables (swept before they "
-                   "existed): the report reads the events and turns instead, which takes "
-                   "longer; sweeping it again into a new folder writes them", err=True)
-    out = out or REPO_ROOT / "reports" / f"{absolute(run_dir).name}.html"
-    table, notes = _gate(run_dir, against, margin, budget, against_sim, jobs) \
-        if against is not None else (None, [])
-    trend = history_with_run(history, run_dir) if history is not None else None
+    gate = (lambda: _gate(run_dir, against, margin, budget, against_sim, jobs)) \
+        if against is not None else None
     try:
-        # the report names the run by its text (a path or a URL)
-        path = write_report(str(run_dir), out, baseline, table, against, trend, notes)
+        done = report_run(run_dir, out, baseline, against, gate, history, say)
     except ValueError as exc:
         fail(str(exc))
-    if history is not None:  # after the report: a report that failed adds no night
-        write_history(history, trend)
-        typer.echo(f"history: {trend.get_column('run_id').n_unique()} runs in {history}")
-    typer.echo(f"report written to {Path(path).absolute()}")
-    if table is not None:
-        raise typer.Exit(EXIT[overall(table)])
+    if done.history_runs is not None:
+        typer.echo(f"history: {done.history_runs} runs in {history}")
+    typer.echo(f"report written to {done.path.absolute()}")
+    if done.gate is not None:
+        raise typer.Exit(EXIT[overall(done.gate)])
 
 
 def _gate(run_dir: Path, against: Path, margin: float | None, budget: int | None,

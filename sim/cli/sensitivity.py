@@ -4,8 +4,8 @@ of the result."""
 
 from __future__ import annotations
 
+import functools
 import os
-import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -14,13 +14,12 @@ import typer
 from sim.cli.common import (
     app,
     check_run_options,
-    disk_folder,
     exit_if_missing,
     fail,
     say,
     signal_name,
 )
-from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
+from sim.outputs.storage import run_path
 from sim.rules.codes import VICTORY_NAMES
 from sim.runner.pool import keep_freed_memory
 
@@ -33,7 +32,8 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                     scheduler: Annotated[str | None, typer.Option(
                         help="Dask scheduler address (default: a local cluster).")] = None,
                     out: Annotated[str | None, typer.Option(
-                        help="Sensitivity folder (default: runs/<name>).")] = None,
+                        help="Sensitivity folder, or any fsspec URL "
+                             "(s3://bucket/prefix/name; default: runs/<name>).")] = None,
                     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")]
                     = False,
                     replace_stale: Annotated[bool, typer.Option(
@@ -50,88 +50,34 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
     Exit status: 0 done; 1 some matches failed or are missing; 2 bad input;
     130/143 interrupted (finished chunks are kept)."""
     keep_freed_memory()  # before polars loads (it plays chunks in this process with --jobs 1)
-    out = disk_folder(out, "sim sensitivity")
-    from sim.analysis.sensitivity import read_design, write_sensitivity_table  # lazy: 0.16 s
-    from sim.report.sensitivity import write_sensitivity_report  # lazy: 0.54 s (altair)
+    from sim.report.sensitivity import run_sensitivity  # lazy: 0.54 s (altair)
     from sim.runner.experiments import ExperimentError  # lazy: 0.24 s
-    from sim.runner.sensitivity import SensitivityError, open_sensitivity  # lazy: 0.29 s
+    from sim.runner.sensitivity import SensitivityError  # lazy: 0.29 s
 
     check_run_options(backend, jobs, scheduler)
-    try:
-        design, folder, experiment = open_sensitivity(file, out, replace_stale, say)
-    except (SensitivityError, ExperimentError) as exc:
-        fail(str(exc))
     jobs = jobs or os.cpu_count() or 1
-    command = f"sim sensitivity {shlex.quote(str(file))} --out {shlex.quote(str(folder))}"
-    _print_design(design, experiment, folder, jobs)
-    sweep = {"jobs": jobs, "backend": backend, "scheduler": scheduler, "quiet": quiet,
-             "replace_stale": replace_stale, "command": command}
-    errors = {SWEEP_DIR: _sensitivity_sweep(experiment, folder / SWEEP_DIR, **sweep)}
-    table = write_sensitivity_table(folder, lambda note: say(f"note: {note}"))
-    morris, morris_json = _morris_screen(design, table, folder, sweep, errors)
-    page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html",
-                                    morris=morris, morris_design=morris_json)
-    _print_sensitivity(table)
-    if morris is not None:
-        _print_morris(morris)
-    typer.echo(f"table: {folder / 'sensitivity.parquet'}"
-               + (f"\nmorris: {folder / 'morris.parquet'}" if morris is not None else "")
-               + f"\nreport: {page}")
-    failed = {name: n for name, n in errors.items() if n}
-    if failed:
+    sweep = functools.partial(_sensitivity_sweep, jobs=jobs, backend=backend,
+                              scheduler=scheduler, quiet=quiet, replace_stale=replace_stale)
+    try:
+        done = run_sensitivity(file, run_path(out) if out is not None else None,
+                               replace_stale, jobs, sweep, typer.echo, say)
+    except (SensitivityError, ExperimentError, OSError) as exc:  # OSError: a bad URL
+        fail(str(exc))
+    _print_sensitivity(done.table)
+    if done.morris is not None:
+        _print_morris(done.morris)
+    typer.echo(f"table: {done.folder / 'sensitivity.parquet'}"
+               + (f"\nmorris: {done.folder / 'morris.parquet'}" if done.morris is not None
+                  else "") + f"\nreport: {done.page}")
+    if failed := {name: n for name, n in done.errors.items() if n}:
         for name, n in failed.items():
-            typer.echo(f"{n} matches failed: see the errors table in {folder / name}",
+            typer.echo(f"{n} matches failed: see the errors table in {done.folder / name}",
                        err=True)
         raise typer.Exit(1)
 
 
-def _print_design(design, experiment, folder: Path, jobs: int) -> None:
-    """What the sensitivity plays: its parameters and variants, the skipped parameters,
-    the moved values that play as another variant."""
-    typer.echo(f"sensitivity {design.spec.name}: {len(design.parameters)} parameters "
-               f"({len(design.skipped)} skipped) x 2 values, {len(experiment.variants)} "
-               f"variants x {design.spec.matches} matches -> {folder} ({jobs} workers)")
-    for key, why in design.skipped:
-        typer.echo(f"  skipped {key}: {why}", err=True)
-    if design.plays:
-        levers = sum(1 for p in design.parameters if p.same_as)
-        typer.echo(f"  {len(design.plays)} moved values play the same matches as another "
-                   f"variant and are not played again; keys that are one lever with an "
-                   f"earlier key: {levers} (the page lists them)")
-
-
-def _morris_screen(design, table, folder: Path, sweep: dict, errors: dict[str, int]):
-    """With morris_top = K, the Morris screen of the K strongest parameters: its sweep
-    (its failed matches go into `errors`) and its table, written; returns the table and
-    the screen's design, (None, None) without a screen."""
-    from sim.analysis.sensitivity import top_parameters  # lazy: 0.16 s (polars)
-
-    k = design.spec.morris_top
-    keys = top_parameters(table, k)
-    if k and len(keys) < 2:
-        typer.echo(f"no Morris screen: {len(keys)} parameter(s) changed any match, it needs "
-                   "two", err=True)
-    if not k or len(keys) < 2:
-        return None, None
-    from sim.analysis.morris import write_morris_table  # lazy: 1.08 s (SALib, scipy)
-    from sim.runner.experiments import ExperimentError  # lazy: 0.24 s
-    from sim.runner.morris import open_morris  # lazy: 0.91 s (SALib)
-    from sim.runner.sensitivity import SensitivityError  # lazy: 0.29 s
-
-    try:
-        m, experiment = open_morris(design, keys, folder)
-    except (SensitivityError, ExperimentError) as exc:
-        fail(str(exc))
-    typer.echo(f"morris screen: {len(keys)} parameters x {m.trajectories} trajectories "
-               f"({m.levels} levels) = {len(m.rows)} points, "
-               f"{len(experiment.variants)} variants x {design.spec.matches} "
-               f"matches -> {folder / MORRIS_DIR}")
-    errors[MORRIS_DIR] = _sensitivity_sweep(experiment, folder / MORRIS_DIR, **sweep)
-    return write_morris_table(folder)
-
-
-def _sensitivity_sweep(experiment, out: Path, jobs: int, backend: str, scheduler: str | None,
-                       quiet: bool, replace_stale: bool, command: str) -> int:
+def _sensitivity_sweep(experiment, out: Path, command: str, *, jobs: int, backend: str,
+                       scheduler: str | None, quiet: bool, replace_stale: bool) -> int:
     """Run (or resume) one sweep of `sim sensitivity`; returns its failed matches.
     Exits 2 when it cannot start, 1 when matches are missing, 130/143 on a signal."""
     # lazy: 0.46 s

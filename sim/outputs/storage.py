@@ -97,3 +97,15 @@ def sizes_under(root: Path) -> dict[str, int] | None:
     return {name[len(base) + 1:]: int(info.get("size") or 0) for name, info in found.items()
             if info.get("type") != "directory"}
 
+
+
+def local_copy(path: Path) -> Path:
+    """Where this machine keeps its working copy of the file `path` of a folder at a
+    URL: what must be a file here (an experiment that is loaded and recorded from a
+    file, a tune's SQLite study) lives in a folder of the system's temporary directory
+    named after the URL's folder, the same for every command that names that URL."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(str(path.parent).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / "hexsim-remote" / digest / path.name

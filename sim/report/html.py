@@ -17,18 +17,22 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis import metrics, stats
+from sim.analysis import cascades, metrics, stats
 from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
 from sim.analysis.load import (
+    EVENT_SLICE,
     Run,
     RunScan,
     event_rows,
+    match_ranges,
     missing_table_notes,
     missing_tables,
+    run_keys,
     scan_run,
+    sum_over_slices,
 )
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.analysis.truces import truce_summary
@@ -250,7 +254,6 @@ class _Tables:
     charts' renderer starts (see _analyse); frames one row per variant × item unless
     said otherwise."""
 
-    events: pl.DataFrame | None      # the event rows of metrics.EVENT_KINDS, one per event
     depth: pl.DataFrame              # deepest capital-fall cascade per seat × match
     cascade_tables: list[tuple[str, pl.DataFrame]]  # (heading, table) of the cascades
     usage: pl.DataFrame | None       # content usage with Wilson intervals and `dead`
@@ -260,11 +263,14 @@ class _Tables:
     mix: pl.DataFrame | None         # the joint victory-mix test per variant
     notes: list[str]                 # where resolution limits the tests, in words
     gold: pl.DataFrame               # the gold term's share, winners and standing seats
+    falls: pl.DataFrame              # capital falls per match, per variant
+    near: pl.DataFrame               # near misses per variant (near_misses)
+    flags: pl.DataFrame              # the anomaly flags, one row per flagged match × flag
 
     def release(self) -> None:
         """Hand the largest frames' memory back once every section is written, before
         this process builds the charts."""
-        self.events = self.usage = None
+        self.usage = None
 
 
 def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
@@ -273,18 +279,10 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     # the widest pass first, while nothing else is held: its buffers then never stack on
     # the event rows below (the report's peak memory)
     counts = metrics.usage_counts(run.matches, run.events, prov, usage=run.usage)
-    events = event_rows(run.events, metrics.EVENT_KINDS)
     # the tables that need no statistics library come before the first that does: on
     # a 12,000-match run the imports (0.7 s) outlasted the passes above by 0.3-0.4 s,
     # which this process spent waiting for them
-    depth = metrics.cascade_depth(events, run.seats)
-    cascade_tables = [("Cities transferred per fall (V08)", metrics.transfers_per_fall(events)),
-                      ("Eliminations caused by capital falls (V10)",
-                       metrics.eliminations_by_fall(events)),
-                      ("Turns from a first capital fall to elimination",
-                       metrics.fall_to_elimination(events)),
-                      ("Revolting cities taken by a third seat or retaken by their former "
-                       "owner (V11)", metrics.revolting_taken_by_third(events))]
+    events, depth, cascade_tables = _cascades(run)
     usage = metrics.usage_intervals(counts)
     del counts
     errors = metrics.error_rates(run.matches, run.errors)
@@ -293,9 +291,57 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     notes: list[str] = []
     if len(variants) > 1:
         tests, mix, notes = _paired_tests(run, events, baseline)
-    return _Tables(events=events, depth=depth, cascade_tables=cascade_tables, usage=usage,
+    # every table read from the event rows is made here, so that they are let go before
+    # the sections' own passes (the game quality's turn slices) stack on them
+    falls = metrics.capital_falls_per_match(events, run.matches)
+    counters = metrics.counters_to_win(prov)
+    near = metrics.near_misses(run.turns, run.matches, events, counters,
+                               runs=run.dominance_runs).with_columns(
+        pl.col("variant").replace_strict(list(counters), list(counters.values()),
+                                         default=metrics.COUNTER_TO_WIN,
+                                         return_dtype=pl.Int64).alias("counter_to_win"))
+    flags = anomalies(run.matches, run.seats, events, run.turns, run.errors,
+                      report_settings(prov).anomalies, run.quiet)
+    return _Tables(depth=depth, cascade_tables=cascade_tables, usage=usage,
                    errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
-                   gold=metrics.gold_share(run.seats))
+                   gold=metrics.gold_share(run.seats), falls=falls, near=near, flags=flags)
+
+
+def _cascades(run: RunScan, size: int = EVENT_SLICE
+              ) -> tuple[pl.DataFrame, pl.DataFrame, list[tuple[str, pl.DataFrame]]]:
+    """The events `size` matches at a time (load.match_ranges): the capital-fall
+    cascades' tables (V08-V11) from their units (sim.analysis.cascades), and the rows of
+    metrics.kept_event_kinds for the metrics read later. Captures and revolts are
+    counted from the scan (revolting_counts). Held whole, the event rows these read
+    grew the report's memory with the run (issue 46)."""
+    quiet = run.quiet is not None
+    kept, deepest, transfers, causes, survivals, spine = [], [], [], [], [], set()
+    for variant, lo, hi in match_ranges(run_keys(run), size):
+        rows = event_rows(run.events.filter(pl.col("variant") == variant,
+                                            pl.col("match_index").is_between(lo, hi)),
+                          metrics.held_event_kinds(quiet), metrics.HELD_EVENT_COLUMNS)
+        spine.update(rows.get_column("variant").to_list())
+        kept.append(rows.filter(pl.col("kind").is_in(metrics.kept_event_kinds(quiet))))
+        deepest.append(cascades.deepest_cascades(rows))
+        transfers.append(cascades.fall_transfers(rows))
+        causes.append(cascades.elimination_causes(rows))
+        survivals.append(cascades.fall_survivals(rows))
+    variants = pl.DataFrame({"variant": sorted(spine)}, schema={"variant": pl.Utf8})
+    revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run), size)
+    everyone = run.seats.select("variant", "match_index", "seat").unique()
+    tables = [("Cities transferred per fall (V08)",
+               cascades.transfers_table(_rows(transfers), variants)),
+              ("Eliminations caused by capital falls (V10)",
+               cascades.eliminations_table(_rows(causes), variants)),
+              ("Turns from a first capital fall to elimination",
+               cascades.survival_table(_rows(survivals), variants)),
+              ("Revolting cities taken by a third seat or retaken by their former "
+               "owner (V11)", metrics.revolting_taken_by_third(variants, revolting))]
+    return _rows(kept), cascades.depth_table(_rows(deepest), everyone), tables
+
+
+def _rows(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def _paired_tests(run: RunScan, events: pl.DataFrame, baseline: str
@@ -570,9 +616,9 @@ def _what_moved(page: _Page) -> None:
     run, baseline = page.run, page.baseline
     moved = [v for v in mechanisms.moved_variants(page.tables.mix) if v != baseline]
     if moved and page.tables.tests is not None and "events" not in missing_tables(page.prov):
-        counts = mechanisms.mechanism_counts(run.events, run.matches, [baseline, *moved],
-                                             run.root)
-        changes = mechanisms.mechanism_changes(counts, baseline)
+        # paired slice by slice: a table of every match × mechanism grew with the run
+        changes = mechanisms.run_mechanism_changes(run.events, run.matches, moved, baseline,
+                                                   run.root)
         parts = [f"<h3>{html.escape(v)}</h3><p>"
                  f"{html.escape(mechanisms.explanation(page.tables.tests, changes, v))}</p>"
                  + _table(changes.filter((pl.col("variant") == v) & (pl.col("rank") <= 8))
@@ -636,7 +682,7 @@ def _gold_section(page: _Page) -> None:
 def _cascades_section(page: _Page) -> None:
     """Capital falls (V08, V10, V11): per match, the deepest cascades, and the tables
     of what each fall transferred and caused. Starts the charts' renderer."""
-    falls = metrics.capital_falls_per_match(page.tables.events, page.run.matches)
+    falls = page.tables.falls
     # the chart renderer's child starts its engine (0.7-0.9 s) on the other core while
     # this process computes the last tables and builds the charts; not before the
     # passes above (the widest, then the cascades' sorts), so its 80-140 MB never sit
@@ -704,14 +750,7 @@ def _content_section(page: _Page) -> None:
 def _near_misses_section(page: _Page) -> None:
     """Dominance counters that came close to winning (V18) and Observatories lost to a
     city's fall (V17)."""
-    run = page.run
-    counters = metrics.counters_to_win(page.prov)
-    near = metrics.near_misses(run.turns, run.matches, page.tables.events, counters,
-                               runs=run.dominance_runs).with_columns(
-        pl.col("variant").replace_strict(list(counters), list(counters.values()),
-                                         default=metrics.COUNTER_TO_WIN,
-                                         return_dtype=pl.Int64).alias("counter_to_win"))
-    page.section("Near misses", _table(near) +
+    page.section("Near misses", _table(page.tables.near) +
                  "<p class='muted'>Dominance counters that reached counter_to_win − 2 or − 1 "
                  "(each variant's own V18 threshold, from its tables in provenance.json; 6–7 "
                  "with the default 8) and reset; Observatories lost to a city's fall "
@@ -719,10 +758,8 @@ def _near_misses_section(page: _Page) -> None:
 
 
 def _anomalies_section(page: _Page) -> None:
-    run = page.run
+    run, flags = page.run, page.tables.flags
     settings = report_settings(page.prov).anomalies
-    flags = anomalies(run.matches, run.seats, page.tables.events, run.turns, run.errors,
-                      settings, run.quiet)
     page.section("Anomalies", _anomalies(flags, anomaly_counts(flags, run.matches, run.errors),
                                          settings, page.run_dir))
 

@@ -1,19 +1,31 @@
 """The self-contained HTML page of a sensitivity run (issue 13): a tornado chart per
 outcome, the strongest effects, the inert parameters and the design's skips, and,
 when the file asked for one, the Morris screen of interactions (a mu* against sigma
-scatter per outcome and the table of indices)."""
+scatter per outcome and the table of indices); and `sim sensitivity`'s work that
+writes it (run_sensitivity)."""
 
 from __future__ import annotations
 
 import html
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from sim.analysis import charts
-from sim.analysis.sensitivity import inert_parameters, strongest
+from sim.analysis.sensitivity import (
+    inert_parameters,
+    read_design,
+    strongest,
+    top_parameters,
+    write_sensitivity_table,
+)
+from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
 from sim.report.html import CSS, _svg, _table
+from sim.runner.sensitivity import open_sensitivity
 
 METRICS_SHOWN = ("victory=conquest", "victory=science", "victory=dominance",
                  "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")
@@ -188,3 +200,83 @@ def write_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], out: P
     out.write_text(build_sensitivity_report(table, design, morris=morris,
                                             morris_design=morris_design), encoding="utf-8")
     return out
+
+
+# one sweep of `sim sensitivity` as its command runs it: (experiment, run folder, the
+# command that resumes it) -> its failed matches (the command handles a sweep that cannot
+# start, is interrupted or leaves matches missing)
+Sweep = Callable[[Any, Path, str], int]
+
+
+@dataclass(frozen=True)
+class SensitivityRun:
+    """What run_sensitivity wrote into its folder: the effects table, the Morris table
+    (None without a screen), the page, and the failed matches of each sweep by its
+    folder's name."""
+
+    folder: Path
+    table: pl.DataFrame
+    morris: pl.DataFrame | None
+    page: Path
+    errors: dict[str, int]
+
+
+def run_sensitivity(file: Path, out: Path | None, replace_stale: bool, jobs: int,
+                    sweep: Sweep, tell: Callable[[str], None],
+                    say: Callable[[str], None]) -> SensitivityRun:
+    """`sim sensitivity FILE`: open its folder (`out`, a path or a URL; default
+    runs/<name>), play the design's sweep (`sweep`), write sensitivity.parquet, then
+    with `morris_top` the Morris screen of the strongest parameters (its own sweep,
+    morris.parquet), then the page sensitivity.html. What it plays goes to `tell`
+    (stdout), notes to `say` (stderr). Raises SensitivityError or ExperimentError
+    when the file or the folder cannot be used."""
+    design, folder, experiment = open_sensitivity(file, out, replace_stale, say)
+    command = f"sim sensitivity {shlex.quote(str(file))} --out {shlex.quote(str(folder))}"
+    for line, err in design_lines(design, experiment, folder, jobs):
+        (say if err else tell)(line)
+    errors = {SWEEP_DIR: sweep(experiment, folder / SWEEP_DIR, command)}
+    table = write_sensitivity_table(folder, lambda note: say(f"note: {note}"))
+    morris, morris_json = _morris_screen(design, table, folder, lambda e, f: sweep(e, f, command),
+                                         errors, tell, say)
+    page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html",
+                                    morris=morris, morris_design=morris_json)
+    return SensitivityRun(folder=folder, table=table, morris=morris, page=page, errors=errors)
+
+
+def design_lines(design, experiment, folder: Path, jobs: int) -> list[tuple[str, bool]]:
+    """What the sensitivity plays, as (line, to stderr): its parameters and variants,
+    the skipped parameters, the moved values that play as another variant."""
+    lines = [(f"sensitivity {design.spec.name}: {len(design.parameters)} parameters "
+              f"({len(design.skipped)} skipped) x 2 values, {len(experiment.variants)} "
+              f"variants x {design.spec.matches} matches -> {folder} ({jobs} workers)", False)]
+    lines += [(f"  skipped {key}: {why}", True) for key, why in design.skipped]
+    if design.plays:
+        levers = sum(1 for p in design.parameters if p.same_as)
+        lines.append((f"  {len(design.plays)} moved values play the same matches as another "
+                      f"variant and are not played again; keys that are one lever with an "
+                      f"earlier key: {levers} (the page lists them)", False))
+    return lines
+
+
+def _morris_screen(design, table: pl.DataFrame, folder: Path,
+                   sweep: Callable[[Any, Path], int], errors: dict[str, int],
+                   tell: Callable[[str], None], say: Callable[[str], None]):
+    """With morris_top = K, the Morris screen of the K strongest parameters: its sweep
+    (its failed matches go into `errors`) and its table, written; returns the table and
+    the screen's design, (None, None) without a screen."""
+    k = design.spec.morris_top
+    keys = top_parameters(table, k)
+    if k and len(keys) < 2:
+        say(f"no Morris screen: {len(keys)} parameter(s) changed any match, it needs two")
+    if not k or len(keys) < 2:
+        return None, None
+    from sim.analysis.morris import write_morris_table  # lazy: 1.08 s (SALib, scipy)
+    from sim.runner.morris import open_morris  # lazy: 0.91 s (SALib)
+
+    m, experiment = open_morris(design, keys, folder)
+    tell(f"morris screen: {len(keys)} parameters x {m.trajectories} trajectories "
+         f"({m.levels} levels) = {len(m.rows)} points, "
+         f"{len(experiment.variants)} variants x {design.spec.matches} "
+         f"matches -> {folder / MORRIS_DIR}")
+    errors[MORRIS_DIR] = sweep(experiment, folder / MORRIS_DIR)
+    return write_morris_table(folder)

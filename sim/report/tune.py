@@ -8,12 +8,13 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from sim.analysis.load import read_table
+from sim.analysis.load import read_table, write_frame
 from sim.analysis.tune import (
     MEDIAN_END_TURN,
     TURN_SCALE,
@@ -21,10 +22,12 @@ from sim.analysis.tune import (
     distance,
     history_chart,
     outcome_values,
+    scorer,
     with_best_so_far,
 )
+from sim.outputs.storage import run_path
 from sim.report.html import CSS, _svg, _table
-from sim.runner.tune import BANDED, BASELINE, TUNED, Tune
+from sim.runner.tune import BANDED, BASELINE, TUNED, Tune, run_tune
 
 TUNED_FILE = "tuned.toml"
 HISTORY_FILE = "tune.parquet"
@@ -90,7 +93,7 @@ def write_tune_outputs(tune: Tune, summary: dict[str, Any], out: Path) -> dict[s
     write the four outputs into `out`; returns tune.json's content, whose `inside`
     says whether every banded outcome of the tuned values lies in its band on the
     confirmation's matches (the point estimates)."""
-    out = Path(out)
+    out = run_path(out)  # a path or a URL
     matches = read_table(summary["confirm"]["folder"], "matches")
     table = confirm_table(matches, tune.bands, BASELINE, TUNED)
     before, after = outcome_values(matches, BASELINE), outcome_values(matches, TUNED)
@@ -98,7 +101,7 @@ def write_tune_outputs(tune: Tune, summary: dict[str, Any], out: Path) -> dict[s
     inside = bool(table.height) and all(v is True for v in table.get_column("after_in_band"))
     verdict = {"inside": inside, "distance_tuned": d_after, "distance_baseline": d_before}
     history = history_frame(tune, summary["history"])
-    history.write_parquet(out / HISTORY_FILE)
+    write_frame(history, out / HISTORY_FILE)
     (out / TUNED_FILE).write_text(tuned_text(tune, summary, verdict), encoding="utf-8")
     result = {
         "name": tune.spec.name, "file": tune.path, "tables": tune.tables_path,
@@ -224,3 +227,16 @@ def build_tune_report(tune: Tune, result: dict[str, Any], table: pl.DataFrame,
             f"style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{intro}{''.join(parts)}</body></html>")
+
+
+def tune_study(tune: Tune, folder: Path, jobs: int, backend: str, scheduler: str | None,
+               say: Callable[[str], None], command: str
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`sim tune`'s work: run (or resume) the tune's trials and confirmation in `folder`
+    (a path or a URL; sim.runner.tune.run_tune, scored by sim.analysis.tune.scorer),
+    then write its four outputs (write_tune_outputs). Returns run_tune's summary and
+    tune.json's content. Raises TuneError, SweepError or SweepInterrupted as run_tune
+    does."""
+    summary = run_tune(tune, folder, scorer(tune.bands), jobs, backend, scheduler,
+                       say=say, command=command)
+    return summary, write_tune_outputs(tune, summary, folder)

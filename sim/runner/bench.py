@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -570,6 +571,23 @@ def bench_report(run_dir: Path | str, out: Path | str | None = None) -> dict:
             # figure issue 14's 500 MB is about
             "peak_tree_rss_mb": round(max(tree_peak, usage.ru_maxrss * 1024) / 2**20, 1),
             "report_kb": round(size / 1024, 1)}
+
+
+def bench_reports(run_dirs: Sequence[Path | str], out: Path | str | None = None) -> dict:
+    """bench_report of each run folder in turn, each in its own fresh process (so one
+    report's memory never counts in another's); with two or more, how the report's
+    peak grows with the run: `peak_rss_ratio` and `peak_tree_rss_ratio`, the largest
+    run's peak over the smallest's (by matches; issue 46's target: at most 1.3 from
+    10,000 to 100,000 matches). One run gives bench_report's figures alone; `out`
+    keeps the report of a single run only."""
+    if len(run_dirs) == 1:
+        return bench_report(run_dirs[0], out)
+    runs = sorted((bench_report(r) for r in run_dirs), key=lambda r: r["matches"])
+    small, large = runs[0], runs[-1]
+    return {"runs": runs, "matches_ratio": round(large["matches"] / small["matches"], 2),
+            "peak_rss_ratio": round(large["peak_rss_mb"] / small["peak_rss_mb"], 3),
+            "peak_tree_rss_ratio": round(large["peak_tree_rss_mb"]
+                                         / small["peak_tree_rss_mb"], 3)}
 
 
 class _SelfMemory:

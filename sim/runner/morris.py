@@ -36,6 +36,7 @@ from sim.runner.sensitivity import (
     Parameter,
     SensitivityError,
     _toml_value,
+    experiment_file,
     overrides_at,
 )
 
@@ -156,13 +157,13 @@ def morris_experiment_text(m: MorrisDesign) -> str:
 
 def write_morris_experiment(m: MorrisDesign, out: Path) -> Path:
     """Write morris-experiment.toml and morris.json into the sensitivity folder `out`;
-    returns the former. The same design writes the same bytes, so a rerun resumes."""
+    returns the former (experiment_file). The same design writes the same bytes, so a
+    rerun resumes."""
     out.mkdir(parents=True, exist_ok=True)
     (out / MORRIS_DESIGN_FILE).write_text(json.dumps(m.to_json(), indent=1) + "\n",
                                           encoding="utf-8")
-    path = out / MORRIS_EXPERIMENT_FILE
-    path.write_text(morris_experiment_text(m), encoding="utf-8")
-    return path
+    # for a folder at a URL, its local copy (the experiment is loaded from a file here)
+    return experiment_file(out, MORRIS_EXPERIMENT_FILE, morris_experiment_text(m))
 
 
 def open_morris(d: Design, keys: list[str], out: Path) -> tuple[MorrisDesign, Experiment]:

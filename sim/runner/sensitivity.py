@@ -46,6 +46,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
+from sim.outputs.storage import absolute, is_remote, local_copy
 from sim.rules.tables import (
     REPO_ROOT,
     Tables,
@@ -326,14 +327,29 @@ def folder_conflict(d: Design, out: Path) -> str | None:
 
 
 def write_experiment(d: Design, out: Path) -> Path:
-    """Write the experiment file and sensitivity.json into `out`; returns the former.
-    The same design writes the same bytes, so a rerun resumes the sweep."""
+    """Write the experiment file and sensitivity.json into `out`; returns the former
+    (its local copy for a folder at a URL: experiment_file). The same design writes the
+    same bytes, so a rerun resumes the sweep."""
     out.mkdir(parents=True, exist_ok=True)
     (out / SENSITIVITY_DESIGN_FILE).write_text(json.dumps(d.to_json(), indent=1) + "\n",
                                                encoding="utf-8")
-    path = out / EXPERIMENT_FILE
-    path.write_text(experiment_text(d), encoding="utf-8")
-    return path
+    return experiment_file(out, EXPERIMENT_FILE, experiment_text(d))
+
+
+def experiment_file(out: Path, name: str, text: str) -> Path:
+    """Write the experiment file `name` with `text` into the folder `out` and return the
+    path to load it from: that file, or for a folder at a URL (sim.outputs.storage) its
+    local_copy, since an experiment is read and recorded (provenance) from a file here.
+    A sweep resumes by the experiment's text (its fingerprint), never its path, so a
+    resume on another machine finds the same experiment."""
+    path = out / name
+    path.write_text(text, encoding="utf-8")
+    if not is_remote(out):
+        return path
+    local = local_copy(path)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(text, encoding="utf-8")
+    return local
 
 
 def load_sensitivity(path: str | Path) -> Design:
@@ -371,11 +387,11 @@ def load_sensitivity(path: str | Path) -> Design:
 def open_sensitivity(path: str | Path, out: Path | None, replace_stale: bool,
                      say: Callable[[str], None]) -> tuple[Design, Path, Experiment]:
     """What `sim sensitivity` plays: the design of the file at `path`, its folder (`out`,
-    default runs/<name>, absolute) and the experiment of its sweep, written into the
-    folder. Raises SensitivityError when no parameter can move, the name cannot name a
-    folder or, unless replace_stale, the folder holds another design's run, and
-    ExperimentError when the written experiment does not load. Says (`say`) which
-    parameters move only one way first."""
+    default runs/<name>, absolute; a path or a URL) and the experiment of its sweep,
+    written into the folder. Raises SensitivityError when no parameter can move, the
+    name cannot name a folder or, unless replace_stale, the folder holds another
+    design's run, and ExperimentError when the written experiment does not load. Says
+    (`say`) which parameters move only one way first."""
     design = load_sensitivity(path)
     if not design.parameters:
         why = "; ".join(f"{k}: {why}" for k, why in design.skipped) or \
@@ -385,7 +401,7 @@ def open_sensitivity(path: str | Path, out: Path | None, replace_stale: bool,
         raise SensitivityError(f"{path}: name: {why}")
     for key, why in design.one_sided:
         say(f"note: {key}: one side stays at the base value, the other was refused ({why})")
-    folder = (out or REPO_ROOT / "runs" / design.spec.name).absolute()
+    folder = absolute(out or REPO_ROOT / "runs" / design.spec.name)  # a path or a URL
     if not replace_stale and (why := folder_conflict(design, folder)) is not None:
         raise SensitivityError(why)
     return design, folder, load_experiment(write_experiment(design, folder))

@@ -56,7 +56,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.outputs.folders import SWEEP_DIR
-from sim.outputs.lock import RunLock, RunLocked
+from sim.outputs.lock import RunLocked, run_lock
+from sim.outputs.storage import absolute, is_remote, local_copy, run_path
 from sim.rules.codes import VICTORY_NAMES
 from sim.rules.tables import REPO_ROOT, TablesError, load_tables, setup_problems
 from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
@@ -301,10 +302,18 @@ def confirm_experiment_text(tune: Tune, overrides: dict[str, Any]) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
+    """Write the experiment file `path` (unless it holds `text` already); returns the
+    path to load it from: that file, or for a tune folder at a URL its local_copy (an
+    experiment is loaded and recorded from a file here)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
-    return path
+    if not is_remote(path):
+        return path
+    local = local_copy(path)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.write_text(text, encoding="utf-8")
+    return local
 
 
 # ------------------------------------------------------------------------- the study
@@ -353,17 +362,48 @@ def _distributions(tune: Tune) -> dict[str, Any]:
             for k in tune.keys}
 
 
+def study_file(out: Path) -> Path:
+    """The SQLite file of the folder's study: OUT/study.db, or for a tune folder at a
+    URL its local_copy (SQLite needs a file here), which save_study puts back."""
+    path = run_path(out) / STUDY_DB
+    return local_copy(path) if is_remote(path) else Path(path).absolute()
+
+
+def fetch_study(out: Path) -> None:
+    """For a tune folder at a URL: its study.db, fetched into study_file (the store's
+    copy is the study: a local one left by an earlier run here is replaced, or removed
+    when the store has none). Nothing for a folder on this disk."""
+    remote = run_path(out) / STUDY_DB
+    if not is_remote(remote):
+        return
+    local = study_file(out)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    if remote.exists():
+        local.write_bytes(remote.read_bytes())
+    else:
+        local.unlink(missing_ok=True)
+
+
+def save_study(out: Path) -> None:
+    """For a tune folder at a URL: put study_file back as its study.db (one put, whole
+    or absent), so that what was told survives this machine. Nothing on this disk."""
+    remote = run_path(out) / STUDY_DB
+    if is_remote(remote) and study_file(out).exists():
+        remote.write_bytes(study_file(out).read_bytes())
+
+
 def study_storage(out: Path):
-    """Optuna's RDBStorage on the folder's SQLite file (created on first use)."""
+    """Optuna's RDBStorage on the folder's SQLite file (study_file; created on first
+    use)."""
     import optuna
 
-    return optuna.storages.RDBStorage(f"sqlite:///{(Path(out) / STUDY_DB).absolute()}")
+    return optuna.storages.RDBStorage(f"sqlite:///{study_file(out)}")
 
 
 def _unreadable_study(out: Path, exc: Exception) -> TuneError:
     """A damaged or foreign study.db, in one line (not SQLAlchemy's page of SQL)."""
     why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-    return TuneError(f"{Path(out) / STUDY_DB}: not a readable study ({why}); use another "
+    return TuneError(f"{run_path(out) / STUDY_DB}: not a readable study ({why}); use another "
                      "--out or delete the file to start afresh")
 
 
@@ -503,12 +543,13 @@ def run_tune(tune: Tune, out: Path, score: Scorer, jobs: int = 1, backend: str =
     told is kept; the same call resumes).
     """
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
-    out = Path(out).absolute()
+    out = absolute(run_path(out))  # a path or a URL
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise TuneError(f"{out}: cannot create the tune folder ({exc.strerror})") from None
-    lock = RunLock(out, command)
+    # the run's lock: a flock on this disk, a lock object with a lease at a URL
+    lock = run_lock(out, command)
     try:
         lock.acquire()
     except RunLocked as exc:
@@ -525,6 +566,7 @@ def run_tune(tune: Tune, out: Path, score: Scorer, jobs: int = 1, backend: str =
 def _run_locked(tune, out, score, jobs, backend, scheduler, say, command) -> dict[str, Any]:
     from sqlalchemy.exc import SQLAlchemyError
 
+    fetch_study(out)  # a folder at a URL: its study, to a file here
     try:
         storage = study_storage(out)  # optuna reads the file's schema here
     except SQLAlchemyError as exc:
@@ -537,6 +579,7 @@ def _run_locked(tune, out, score, jobs, backend, scheduler, say, command) -> dic
                               backend, scheduler, say, command, pool)
     finally:
         storage.engine.dispose()   # close SQLite now, not whenever the storage is collected
+        save_study(out)  # a folder at a URL: what was told, back in the store
 
 
 @dataclass
@@ -585,6 +628,7 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
         if frozen is not None and frozen.state != TrialState.RUNNING:
             continue
         _play_trial(run, k, _trial(tune, study, k, frozen, distributions))
+        save_study(out)  # at a URL: each trial told is in the store before the next
     history, best_row, best_params = _best_trial(tune, study, budget, out)
     confirm_dir, result = _confirm(run, best_row, best_params)
     return {"out": str(out), "trials": budget, "played": run.played, "resumed": done_before,
