@@ -250,3 +250,58 @@ def test_the_internals_check_finds_a_patch(tmp_path):
                        "dispatcher.Dispatcher.add_overload = print\n"
                        "x = dispatcher.Dispatcher._cache\n")
     assert len(numba_internals_used(patched)) == 2
+
+
+# issue 41: a function a maintainer reads in one screen. Kernels (@njit) are exempt:
+# the longest are phases of the match loop whose locals numba keeps in registers, and
+# docs/architecture.md lists them; a CLI command only parses, calls and prints.
+LONGEST_FUNCTION = 80
+LONGEST_COMMAND_BODY = 40
+
+
+def _is_kernel(func: ast.FunctionDef) -> bool:
+    return any("njit" in ast.unparse(d) for d in func.decorator_list)
+
+
+def _is_command(func: ast.FunctionDef) -> bool:
+    return any(".command" in ast.unparse(d) for d in func.decorator_list)
+
+
+def _body_lines(func: ast.FunctionDef) -> int:
+    """Lines of a function's statements, its docstring left out."""
+    body = func.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def long_functions(path: Path) -> list[str]:
+    """Functions of `path` over the limits: any but a kernel longer than
+    LONGEST_FUNCTION lines (signature to end), a CLI command whose body is longer than
+    LONGEST_COMMAND_BODY."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or _is_kernel(node):
+            continue
+        span = node.end_lineno - node.lineno + 1
+        if span > LONGEST_FUNCTION:
+            found.append(f"{node.name} (line {node.lineno}): {span} lines")
+        if _is_command(node) and _body_lines(node) > LONGEST_COMMAND_BODY:
+            found.append(f"command {node.name} (line {node.lineno}): a body of "
+                         f"{_body_lines(node)} lines")
+    return found
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = {name: found for name, path in modules() if (found := long_functions(path))}
+    assert not long, "; ".join(f"{n}: {', '.join(f)}" for n, f in long.items())
+
+
+def test_the_length_check_finds_a_long_function(tmp_path):
+    source = tmp_path / "long.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(LONGEST_FUNCTION))
+    cmd_body = "\n".join(f"    y{i} = {i}" for i in range(LONGEST_COMMAND_BODY + 1))
+    source.write_text(f"def long():\n{body}\n\n\n@njit\ndef kernel():\n{body}\n\n\n"
+                      f"@app.command('x')\ndef cmd():\n    '''doc'''\n{cmd_body}\n")
+    found = long_functions(source)
+    assert len(found) == 2 and found[0].startswith("long ") and "command cmd" in found[1]
