@@ -18,11 +18,10 @@ from sim.analysis._frames import (
     wilson_columns,
 )
 from sim.analysis.stats import multinomial_intervals
-from sim.outputs.storage import run_path
 from sim.outputs.games import game_of_run
+from sim.outputs.storage import run_path
 from sim.outputs.store import read_provenance, scan
 from sim.outputs.summaries import dominance_runs
-from sim.rules.codes import VICTORY_NAMES
 
 
 def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
