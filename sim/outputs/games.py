@@ -47,7 +47,8 @@ class Game:
     table's decided-by names); outcome_column and outcomes: the matches table's column
     that says how a match ended and its values in order (the hex game's victory types,
     Crown's winner side or draw), the mix `sim sweep` prints; ai_levels: the AI
-    skills it accepts; chunk_player and report_module: "module:function" and "module" paths, imported on use;
+    skills it accepts; chunk_player and report_module: "module:function" and "module"
+    paths, imported on use;
     report_sections: the titles its report module renders, in order."""
 
     name: str
