@@ -165,8 +165,9 @@ def report_cmd(run_dir: Annotated[str, typer.Argument(
     run_dir = run_path(run_dir)
     against = run_path(against) if against is not None else None
     require_run(run_dir)
-    chosen = read_provenance(run_dir).get("tables_out")
-    for note in missing_table_notes({"tables_out": chosen}):
+    prov = read_provenance(run_dir)
+    chosen = prov.get("tables_out")
+    for note in missing_table_notes({"tables_out": chosen, "game": prov.get("game")}):
         typer.echo(f"{run_dir}: {note}", err=True)
     if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
         named = missing[0] if len(missing) == 1 else \
