@@ -105,7 +105,7 @@ def score_terms(matches: pl.DataFrame) -> pl.DataFrame:
     """Per variant and score term (K10, K11): its points, both sides, and its share of
     all points."""
     sums = matches.group_by("variant", maintain_order=True).agg(
-        (pl.col(f"{t}_{s.lower()}").sum() for t in SCORE_TERMS for s in SIDES))
+        pl.col(f"{t}_{s.lower()}").sum() for t in SCORE_TERMS for s in SIDES)
     long = pl.concat([sums.select(
         "variant", pl.lit(t).alias("term"),
         (pl.col(f"{t}_a") + pl.col(f"{t}_b")).alias("points")) for t in SCORE_TERMS])

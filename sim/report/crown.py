@@ -28,12 +28,12 @@ def _pct(share: float | None, lo: float | None = None, hi: float | None = None) 
     return f"{100 * share:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def _rows(head: list[str], rows: list[list[str]]) -> str:
-    """A plain table: the first column text (left), the rest figures."""
-    th = "".join(f"<th class='l'>{html.escape(h)}</th>" if i == 0 else
+def _rows(head: list[str], rows: list[list[str]], text: int = 1) -> str:
+    """A plain table: the first `text` columns words (left), the rest figures."""
+    th = "".join(f"<th class='l'>{html.escape(h)}</th>" if i < text else
                  f"<th>{html.escape(h)}</th>" for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(
-        f"<td class='l'>{html.escape(c)}</td>" if i == 0 else f"<td>{html.escape(c)}</td>"
+        f"<td class='l'>{html.escape(c)}</td>" if i < text else f"<td>{html.escape(c)}</td>"
         for i, c in enumerate(row)) + "</tr>" for row in rows)
     return f"<div class='wide'><table><tr>{th}</tr>{body}</table></div>"
 
@@ -81,14 +81,14 @@ def _leads(matches: pl.DataFrame) -> str:
              _iv(r, "attacks won")]
             for r in figures.lead_types(matches).iter_rows(named=True)]
     return ("<p class='muted'>K03: the lead of each roll; K07: its attacks.</p>"
-            + _rows(["variant", "lead", "share of rolls", "attacks", "attacks won"], rows))
+            + _rows(["variant", "lead", "share of rolls", "attacks", "attacks won"], rows, 2))
 
 
 def _terms(matches: pl.DataFrame) -> str:
     rows = [[r["variant"], r["term"], str(r["points"]), _pct(r["share of points"])]
             for r in figures.score_terms(matches).iter_rows(named=True)]
     return ("<p class='muted'>K10, K11: both sides' points by term.</p>"
-            + _rows(["variant", "score term", "points", "share of all points"], rows))
+            + _rows(["variant", "score term", "points", "share of all points"], rows, 2))
 
 
 def _paired(matches: pl.DataFrame, baseline: str) -> str:
@@ -112,7 +112,7 @@ def _paired(matches: pl.DataFrame, baseline: str) -> str:
             "Difference in percentage points, its 95 % paired t interval and p-value "
             "(not corrected for the number of figures).</p>"
             + _rows(["variant", "figure", "baseline", "variant", "difference", "interval",
-                     "p", "pairs"], rows))
+                     "p", "pairs"], rows, 2))
 
 
 def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
@@ -148,4 +148,5 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><p class='muted'>"
             f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
-            + failure_line(figures.failures(matches, errors), run_dir) + "".join(sections) + "</body></html>")
+            + failure_line(figures.failures(matches, errors), run_dir)
+            + "".join(sections) + "</body></html>")
