@@ -19,8 +19,7 @@ import pytest
 from sim.engine.crown import play_crown_match
 from sim.outputs.games import CROWN, CROWN_SCHEMAS
 from sim.outputs.store import scan
-from sim.rules.crown import ATTACK_COUNTS, NO_WINNER, SCORE_TERMS, SIDES, WIDGETS
-from sim.rules.crown import load_crown_tables
+from sim.rules.crown import ATTACK_COUNTS, NO_WINNER, SCORE_TERMS, SIDES, WIDGETS, load_crown_tables
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.sweep import run_sweep
 from tests.test_runs_support import one_line_error, sim, write
