@@ -8,6 +8,7 @@ lays them out. sim.report.html hands a Crown run here through the game interface
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -115,9 +116,30 @@ def _paired(matches: pl.DataFrame, baseline: str) -> str:
                      "p", "pairs"], rows, 2))
 
 
-def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
+def _gate(gate: pl.DataFrame, against: str | Path | None, notes: Sequence[str]) -> str:
+    """The regression gate against an earlier run (sim.analysis.gate on the winner
+    sides' shares: sim.analysis.outcomes), as the hex report words it."""
+    from sim.analysis.gate import overall
+    from sim.report.html import _table
+
+    verdict = overall(gate)
+    shown = gate.rename({"victory": "winner"}).select(
+        "variant", "winner", "before", "now", "difference", "lo", "hi", "margin", "n_now",
+        "n_before", "verdict")
+    return (f"<p><b>{html.escape(verdict)}</b> against <code>{html.escape(str(against))}"
+            "</code>: each winner side's share (and the draws') of every variant, within "
+            "± its margin of the earlier run's (anytime-valid bounds).</p>"
+            + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in notes)
+            + _table(shown, {c: "pct" for c in ("before", "now", "difference", "lo", "hi",
+                                                  "margin")}))
+
+
+def build_report(run_dir: str | Path, baseline: str | None = None,
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None,
+                 gate_notes: Sequence[str] = ()) -> str:
     """The Crown report of `run_dir` as one HTML string (ValueError for a baseline that
-    is not a variant of the run; sim.outputs.store.RunError for a damaged run)."""
+    is not a variant of the run; sim.outputs.store.RunError for a damaged run); with
+    `gate`, the regression gate against the run `against` comes first."""
     from sim.report.html import CSS, _provenance, failure_line
 
     root = run_path(run_dir)
@@ -138,6 +160,8 @@ def build_report(run_dir: str | Path, baseline: str | None = None) -> str:
               _terms(matches))
     sections = [f"<h2>{html.escape(t)}</h2>{b}"
                 for t, b in zip(CROWN.report_sections, bodies, strict=True)]
+    if gate is not None:
+        sections.insert(0, f"<h2>Regression gate</h2>{_gate(gate, against, gate_notes)}")
     sections.append(f"<h2>Against the baseline</h2>{_paired(matches, baseline)}")
     sections.append(f"<h2>Provenance</h2>{_provenance(prov)}")
     name = prov.get("experiment", {}).get("name", root.name)

@@ -210,7 +210,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     game's own report (sim.outputs.games: its report_module)."""
     game = game_of_run(read_provenance(run_path(run_dir)))
     if (own := game.report()) is not None:
-        return own.build_report(run_dir, baseline)
+        return own.build_report(run_dir, baseline, gate, against, gate_notes)
     with SvgRenderer() as renderer:
         return _build_report(run_dir, renderer, baseline, gate, against, history,
                              gate_notes)
