@@ -30,7 +30,8 @@ import polars as pl
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES, WRITTEN
 from sim.rules import crown as crown_rules
 from sim.rules.codes import VICTORY_NAMES
-from sim.rules.tables import REPO_ROOT, load_tables
+from sim.rules.schema import TablesModel
+from sim.rules.tables import REPO_ROOT, Tables, load_tables
 
 MATCH_KEYS = {"match_id": pl.Utf8, "match_index": pl.Int64}
 
@@ -41,7 +42,9 @@ class Game:
 
     name: the experiment's `game = …`; default_tables: its tables file (repo-relative);
     load: (path, overrides) -> validated tables with `.hash` and `.data`, raising
-    sim.rules.tables.TablesError with `file:line: key: reason` lines; schemas and
+    sim.rules.tables.TablesError with `file:line: key: reason` lines; rebuild:
+    (resolved tables as a run's provenance keeps them, source, overrides) -> the same
+    tables (pydantic's ValidationError when the schema changed since); schemas and
     sort_keys: its outcome tables (every table it writes is in `tables`; `written` adds
     any aggregates written beside them); results: its result codes (the matches
     table's decided-by names); outcome_column and outcomes: the matches table's column
@@ -54,6 +57,7 @@ class Game:
     name: str
     default_tables: str
     load: Callable[[Path, dict[str, Any]], Any]
+    rebuild: Callable[[dict[str, Any], str, dict[str, Any]], Any]
     schemas: Mapping[str, Mapping[str, Any]]
     sort_keys: Mapping[str, list[str]]
     written: tuple[str, ...]
@@ -117,18 +121,29 @@ def _load_crown(path: Path, overrides: dict[str, Any]) -> Any:
     return crown_rules.load_crown_tables(path, overrides)
 
 
+def _rebuild_crown(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
+    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(resolved),
+                                   source=source, overrides=overrides)
+
+
+def _rebuild_hex(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
+    return Tables(model=TablesModel.model_validate(resolved), source=source,
+                  overrides=overrides)
+
+
 def _load_hex(path: Path, overrides: dict[str, Any]) -> Any:
     return load_tables(path, overrides=overrides or None)
 
 
 HEX = Game(
-    name="hex", default_tables="tables/default.toml", load=_load_hex,
+    name="hex", default_tables="tables/default.toml", load=_load_hex, rebuild=_rebuild_hex,
     schemas=SCHEMAS, sort_keys=SORT_KEYS, written=WRITTEN, results=tuple(VICTORY_NAMES),
     outcome_column="victory", outcomes=tuple(VICTORY_NAMES),
     ai_levels=(0, 1), chunk_player="sim.runner.chunk:play_hex_chunk", report_module=None,
     report_sections=())
 CROWN = Game(
     name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
+    rebuild=_rebuild_crown,
     schemas=CROWN_SCHEMAS, sort_keys=CROWN_SORT_KEYS, written=tuple(CROWN_SCHEMAS),
     results=crown_rules.RESULTS, outcome_column="winner",
     outcomes=(*crown_rules.SIDES, "draw"), ai_levels=crown_rules.CROWN_SKILLS,
