@@ -152,3 +152,23 @@ def test_a_hex_only_key_in_a_crown_experiment_is_refused(tmp_path):
     path = write(tmp_path / "bad.toml", 'name = "bad"\ngame = "crown"\nroot_seed = 1\n'
                  'matches = 2\nseats = 4\n')
     one_line_error(sim("sweep", path, "--out", tmp_path / "run"), f"{path}:5: seats")
+
+
+def test_the_gate_and_plan_read_a_crown_runs_winner_sides(crown_run, tmp_path):
+    """`sim report --against` on the same run (a copy: every pair alike) passes on
+    the shares of side A, side B and draws; `sim plan` plans on those shares."""
+    import shutil
+
+    before = tmp_path / "before"
+    shutil.copytree(crown_run, before)
+    page = tmp_path / "gate.html"
+    proc = sim("report", crown_run, "--against", before, "--out", page)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = page.read_text()
+    assert "<h2>Regression gate</h2>" in text and "PASS identical" in text
+    assert "conquest" not in text  # no hex victory type
+    planned = sim("plan", crown_run, "--detect", "0.1")
+    assert planned.returncode == 0, planned.stderr
+    rows = [line for line in planned.stdout.splitlines() if "face8-booster" in line]
+    assert {cell.strip() for line in rows for cell in line.split("┆")[1:2]} == \
+        {"A", "B", "draw"}
