@@ -148,6 +148,15 @@ def test_a_bad_crown_variant_is_refused_with_its_line(tmp_path, snippet, needle)
     assert message.startswith(f"{path}:11: ") and needle in message, message
 
 
+@pytest.mark.parametrize("line", ["seats = 4", "precision = 0.05"])
+def test_a_key_crown_does_not_read_is_refused(tmp_path, line):
+    path = write(tmp_path / "bad.toml", 'name = "bad"\ngame = "crown"\nroot_seed = 1\n'
+                 f'matches = 2\n{line}\n')
+    with pytest.raises(ExperimentError) as err:
+        load_experiment(path)
+    assert str(err.value).startswith(f"{path}:5: {line.split()[0]}: "), str(err.value)
+
+
 def test_a_hex_only_key_in_a_crown_experiment_is_refused(tmp_path):
     path = write(tmp_path / "bad.toml", 'name = "bad"\ngame = "crown"\nroot_seed = 1\n'
                  'matches = 2\nseats = 4\n')

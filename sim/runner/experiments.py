@@ -399,6 +399,10 @@ def _expand_sided(game: Game, spec: ExperimentSpec, path: Path, text: str,
     for key in HEX_ONLY:
         if getattr(spec, key) is not None:
             fail((key,), f"the {game.name} game does not read it (the hex game's)")
+    for key in ("precision", "detect"):  # the sequential looks read victory types
+        if getattr(spec, key) is not None:
+            fail((key,), f"a precision-targeted sweep of the {game.name} game is not "
+                 "supported yet: give a fixed number of matches")
     try:
         base = game.load(tables_path, {})
     except TablesError as exc:
