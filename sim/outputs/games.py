@@ -4,9 +4,10 @@ registry the runner, outputs, analysis and report look a game up in.
 Why here, in the outputs layer: what the layers above the engine need of a game is
 mostly its outcome tables (names, schemas, sort keys) and its codes, and analysis and
 report may import only rules and outputs (tests/test_architecture.py). The parts that
-run the game (its chunk player) and draw it (its report sections) live in the engine
-and report layers and are named here by module path, imported on use: a report's
-process never loads numba, and no layer below the report imports it. Those named
+run the game (its chunk player: Crown's in the engine layer, the hex game's in the
+runner, where its column gathering already was) and draw it (its report sections, in
+the report layer) are named here by module path, imported on use: a report's process
+never loads numba, and no layer below the report imports it. Those named
 modules are the only doors into a game's internals (the architecture test checks
 that runner, outputs, analysis and report import none of them otherwise).
 
@@ -29,7 +30,7 @@ import polars as pl
 
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES, WRITTEN
 from sim.rules import crown as crown_rules
-from sim.rules.codes import VICTORY_NAMES
+from sim.rules.codes import SKILLS, VICTORY_NAMES
 from sim.rules.schema import TablesModel
 from sim.rules.tables import REPO_ROOT, Tables, load_tables
 
@@ -139,7 +140,7 @@ HEX = Game(
     name="hex", default_tables="tables/default.toml", load=_load_hex, rebuild=_rebuild_hex,
     schemas=SCHEMAS, sort_keys=SORT_KEYS, written=WRITTEN, results=tuple(VICTORY_NAMES),
     outcome_column="victory", outcomes=tuple(VICTORY_NAMES),
-    ai_levels=(0, 1), chunk_player="sim.runner.chunk:play_hex_chunk", report_module=None,
+    ai_levels=tuple(SKILLS), chunk_player="sim.runner.chunk:play_hex_chunk", report_module=None,
     report_sections=())
 CROWN = Game(
     name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
