@@ -305,3 +305,66 @@ def test_the_length_check_finds_a_long_function(tmp_path):
                       f"@app.command('x')\ndef cmd():\n    '''doc'''\n{cmd_body}\n")
     found = long_functions(source)
     assert len(found) == 2 and found[0].startswith("long ") and "command cmd" in found[1]
+
+# A game's internals: the kernels (the hex game's and Crown's) and Crown's engine
+# modules. The layers above the engine reach them only through the game interface:
+# sim.outputs.games names each game's chunk player and report module by path, imported
+# on use (issue 48), so runner, outputs, analysis and report import none of them.
+GAME_INTERNALS = (r"sim\.kernels(\..+)?$", r"sim\.engine\.crown(_.+)?$")
+ABOVE_THE_GAMES = {"outputs", "runner", "analysis", "report"}
+# what predates the interface, named here one by one so no new one slips in: the
+# benchmarks time the kernels themselves (`sim bench match`, `--game crown`), and the
+# map drawing shares the hex game's region kernel
+INTERFACE_EXCEPTIONS = {
+    ("sim.runner.bench", "sim.kernels.rules.territory"),
+    ("sim.runner.bench", "sim.engine.crown"),
+    ("sim.report.map", "sim.kernels.rules.standings"),
+}
+
+
+def game_internal_problems(package: Path = PACKAGE) -> list[str]:
+    bad = []
+    for name, path in modules(package):
+        if LAYERS[layer_of(name)][0] not in ABOVE_THE_GAMES:
+            continue
+        for imported in imports_of(path, "sim"):
+            if any(re.match(p, imported) for p in GAME_INTERNALS) and \
+                    (name, imported) not in INTERFACE_EXCEPTIONS:
+                bad.append(f"{name} imports {imported}, a game's internals: go through "
+                           "sim.outputs.games")
+    return bad
+
+
+def test_runner_outputs_analysis_and_report_reach_a_game_only_through_its_interface():
+    problems = game_internal_problems()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("target, planted", [
+    ("runner/chunk.py", "from sim.engine.crown import play_crown_match\n"),
+    ("report/crown.py", "from sim.kernels.crown import crown_of\n"),
+    ("outputs/store.py", "import sim.kernels.loop\n"),
+])
+def test_a_game_internal_import_is_caught(tmp_path, target, planted):
+    copy = tmp_path / "sim"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / target
+    path.write_text(planted + path.read_text())
+    module = "sim." + target.removesuffix(".py").replace("/", ".")
+    problems = game_internal_problems(copy)
+    assert any(p.startswith(f"{module} imports") for p in problems), problems
+
+
+def test_every_game_names_modules_that_exist():
+    """The interface's paths are strings: each must name a module (and function)."""
+    import importlib.util
+
+    from sim.outputs.games import GAMES
+
+    for game in GAMES.values():
+        module, _, function = game.chunk_player.partition(":")
+        assert importlib.util.find_spec(module) is not None, game.chunk_player
+        assert function and f"def {function}(" in Path(
+            importlib.util.find_spec(module).origin).read_text(), game.chunk_player
+        if game.report_module is not None:
+            assert importlib.util.find_spec(game.report_module) is not None

@@ -44,7 +44,9 @@ import polars as pl
 
 from sim.analysis._frames import finished, victory_categories
 from sim.analysis.load import read_table
+from sim.analysis.outcomes import outcome_categories, outcome_rows
 from sim.analysis.sequential import confidence_sequence
+from sim.outputs.games import game_of_run
 from sim.outputs.settings import report_settings
 from sim.outputs.store import read_provenance, require_complete
 
@@ -135,9 +137,12 @@ def _share_row(vid: str, cat: str, x: pl.DataFrame, y: pl.DataFrame, margin: flo
 
 
 def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 0.02,
-         alpha: float = 0.05, margins: dict[str, float] | None = None) -> pl.DataFrame:
+         alpha: float = 0.05, margins: dict[str, float] | None = None,
+         categories: list[str] | None = None) -> pl.DataFrame:
     """One row per variant (of either run) × victory type; see the module docstring.
     `margins` overrides `margin` per victory type (the experiment's `[gate]`).
+    `categories`: another game's outcomes in place of the victory types
+    (sim.analysis.outcomes: Crown's winner sides).
 
     Columns: variant, victory, before, now (shares over the pairs), difference, lo, hi
     (the anytime-valid 1 − 2·alpha bounds at the pairs held), margin, paired, n_now,
@@ -148,7 +153,8 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
         if not 0 < m < 1:
             raise ValueError(f"margin must be in (0, 1), got {m}")
     a, b = finished(now), finished(before)
-    cats = victory_categories(pl.concat([a.select("victory"), b.select("victory")]))
+    cats = categories or victory_categories(pl.concat([a.select("victory"),
+                                                       b.select("victory")]))
     rows = []
     in_now = a.get_column("variant").unique(maintain_order=True).to_list()
     in_before = b.get_column("variant").unique(maintain_order=True).to_list()
@@ -356,8 +362,13 @@ def regression_gate(run_dir: Path | str, against: Path | str,
     margins = {} if margin is not None else settings.margins
     margin = settings.margin if margin is None else margin
     paired = same_matches(prov, before)
-    table = gate(read_table(run_dir, "matches"), read_table(against, "matches"), paired,
-                 margin, margins=margins)
+    game = game_of_run(prov)  # another game: its outcomes' shares (sim.analysis.outcomes)
+    if game_of_run(before) is not game:
+        raise GateError(f"{against}: a {game_of_run(before).name} run, and {run_dir} a "
+                        f"{game.name} run: nothing to compare")
+    table = gate(outcome_rows(read_table(run_dir, "matches"), game),
+                 outcome_rows(read_table(against, "matches"), game), paired,
+                 margin, margins=margins, categories=outcome_categories(game))
     if table.get_column("difference").is_null().all():
         raise GateError(f"{against}: shares no variant with {run_dir}")
     return RegressionGate(table, gate_notes(run_dir, prov, against, before, table), paired,

@@ -284,8 +284,11 @@ TABLE_COSTS = {
 
 
 def missing_tables(provenance: dict[str, Any]) -> list[str]:
-    """The tables a run chose not to write (its experiment's tables_out)."""
+    """The tables a run chose not to write (its experiment's tables_out); none for
+    another game's run, which writes every table of its own (sim.outputs.games)."""
     chosen = provenance.get("tables_out")
+    if (provenance.get("game") or "hex") != "hex":
+        return []
     return [t for t in TABLE_COSTS if chosen is not None and t not in chosen]
 
 

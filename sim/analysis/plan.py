@@ -35,7 +35,9 @@ from scipy.stats import binom, norm
 
 from sim.analysis._frames import finished, victory_categories
 from sim.analysis.load import load_run
+from sim.analysis.outcomes import outcome_categories, outcome_rows
 from sim.analysis.paired import PAIRED_METRICS
+from sim.outputs.games import game_of_run
 from sim.outputs.store import require_complete
 
 
@@ -105,7 +107,8 @@ def family_size(variants: int, victory_types: int) -> int:
 
 
 def plan(matches: pl.DataFrame, baseline: str, detect: float, alpha: float = 0.05,
-         power: float = 0.8, family: int | None = None) -> pl.DataFrame:
+         power: float = 0.8, family: int | None = None,
+         categories: list[str] | None = None) -> pl.DataFrame:
     """Per variant × victory type of a pilot run: the observed discordance with the
     baseline and the paired matches needed to detect `detect` with `power` when the
     report's Holm correction runs over `family` tests (None: family_size of the
@@ -113,10 +116,12 @@ def plan(matches: pl.DataFrame, baseline: str, detect: float, alpha: float = 0.0
     the unpaired count beside it. Columns: variant, victory, n_pairs, baseline_share,
     discordance, level (alpha / family), paired_matches (null: the pilot's pairs
     disagree on no more than `detect` of the matches, so a difference that large
-    cannot happen at that discordance, or none disagree), unpaired_matches."""
+    cannot happen at that discordance, or none disagree), unpaired_matches.
+    `categories`: another game's outcomes in place of the victory types
+    (sim.analysis.outcomes: Crown's winner sides)."""
     done = finished(matches).select("variant", "match_index", "victory")
     base = done.filter(pl.col("variant") == baseline).drop("variant")
-    cats = victory_categories(done)
+    cats = categories or victory_categories(done)
     others = [v for v in done.get_column("variant").unique(maintain_order=True).to_list()
               if v != baseline]
     level = alpha / (family or family_size(len(others), len(cats)))
@@ -197,7 +202,12 @@ def plan_run(run_dir: Path | str, baseline: str | None, detect: float, alpha: fl
     if base not in run.variants:
         raise PlanError(f"--baseline {base}: not a variant of {run_dir} "
                         f"({', '.join(run.variants)})")
-    table = plan(run.matches, base, detect, alpha, power, family)
+    game = game_of_run(run.provenance)  # another game: its outcomes' shares
+    cats = outcome_categories(game)
+    if cats is not None and family is None:
+        # another game's report has no hex paired metrics: its family is its shares
+        family = max(1, (len(run.variants) - 1) * len(cats))
+    table = plan(outcome_rows(run.matches, game), base, detect, alpha, power, family, cats)
     if not table.height:
         raise PlanError(f"{run_dir}: no variant besides the baseline {base!r} to plan for")
     need = table.get_column("paired_matches").drop_nulls()

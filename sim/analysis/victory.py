@@ -18,10 +18,10 @@ from sim.analysis._frames import (
     wilson_columns,
 )
 from sim.analysis.stats import multinomial_intervals
+from sim.outputs.games import game_of_run
 from sim.outputs.storage import run_path
 from sim.outputs.store import read_provenance, scan
 from sim.outputs.summaries import dominance_runs
-from sim.rules.codes import VICTORY_NAMES
 
 
 def victory_frequencies(matches: pl.DataFrame, confidence: float = 0.95,
@@ -160,12 +160,14 @@ def victory_mix(run_dir: Path | str,
     some match (in V01's order), and per variant each type's share of its matches (None
     for a variant without any). None when the run holds no match."""
     run_dir = run_path(run_dir)
-    order = [v["id"] for v in read_provenance(run_dir)["variants"]]
-    counts = (scan(run_dir, "matches").group_by("variant", "victory")
-              .agg(pl.len().alias("n")).collect())
+    prov = read_provenance(run_dir)
+    game = game_of_run(prov)  # another game's run: its own outcomes (Crown: winner side)
+    order = [v["id"] for v in prov["variants"]]
+    counts = (scan(run_dir, "matches").group_by("variant", game.outcome_column)
+              .agg(pl.len().alias("n")).collect()).rename({game.outcome_column: "victory"})
     if not counts.height:
         return None
-    victories = [v for v in VICTORY_NAMES if v in counts["victory"].to_list()]
+    victories = [v for v in game.outcomes if v in counts["victory"].to_list()]
     shares: dict[str, dict[str, float] | None] = {}
     for variant in order:
         rows = counts.filter(pl.col("variant") == variant)

@@ -244,9 +244,14 @@ def _print_victory_mix(out: Path) -> None:
     mix = victory_mix(out)
     if mix is None:
         return
+    from sim.outputs.games import game_of_run
+    from sim.outputs.store import read_provenance
+
     order, victories, shares = mix
     width = max(len(v) for v in order)
-    typer.echo("victory mix (share of matches):")
+    # the hex game's victory types, or another game's outcome (Crown: the winner side)
+    column = game_of_run(read_provenance(out)).outcome_column
+    typer.echo(f"{column} mix (share of matches):")
     typer.echo("  " + " " * width + "".join(f"{v:>12}" for v in victories))
     for variant in order:
         share = shares[variant]

@@ -29,8 +29,8 @@ from typing import Any
 
 import polars as pl
 
+from sim.outputs.games import game_of_run
 from sim.outputs.lock import RunLocked, run_lock
-from sim.outputs.schemas import WRITTEN
 from sim.outputs.storage import is_remote, run_path
 from sim.outputs.store import (
     PlannedChunk,
@@ -44,6 +44,7 @@ from sim.outputs.store import (
     parquet_bytes,
     part_path,
     read_compaction,
+    read_provenance,
     require_complete,
 )
 
@@ -147,9 +148,10 @@ def _leftovers(root: Path, comp: dict[str, Any]) -> list[Path]:
     """What the compaction in force replaced: the parts and markers of the chunks it
     covers, and compacted files it does not name."""
     covered = covered_chunks(comp)
+    written = game_of_run(read_provenance(root)).written  # the run's game's tables
     out = [marker_path(root, v, c) for v, c in sorted(covered)]
-    out += [part_path(root, t, v, c) for v, c in sorted(covered) for t in WRITTEN]
-    for table in WRITTEN:
+    out += [part_path(root, t, v, c) for v, c in sorted(covered) for t in written]
+    for table in written:
         folder = root / table
         if folder.is_dir():
             out += [p for p in folder.rglob("compact-*.parquet")
@@ -182,7 +184,8 @@ def compact_run(root: Path | str, target: int = TARGET_BYTES, say=None) -> Compa
         if comp is None or covered_chunks(comp) != set(check.done):
             generation += 1
             files: dict[str, Any] = {}
-            for table in WRITTEN:
+            # the run's game's tables (sim.outputs.games: the hex game's WRITTEN)
+            for table in game_of_run(read_provenance(root)).written:
                 for variant in dict.fromkeys(c.variant for c in check.planned):
                     chunks = [c for c in check.planned if c.variant == variant]
                     if all(table in check.done[(c.variant, c.chunk)]["parts"] for c in chunks):

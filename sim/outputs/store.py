@@ -38,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR, name_problem
+from sim.outputs.games import ALL_WRITTEN, game_of_run
 from sim.outputs.schemas import SUMMARIES, TABLES, WRITTEN
 from sim.outputs.storage import is_remote, run_path, sizes_under
 from sim.outputs.summaries import summaries
@@ -158,10 +159,11 @@ def write_chunk(root: Path, variant: str, chunk: int, frames: dict[str, pl.DataF
     returned marker with `commit_chunk` once it has checked them. `tables`: those to
     write (the experiment's tables_out), default every one."""
     check_reachable(root, run_id)
-    if any(t not in frames for t in SUMMARIES):
+    wanted = tables or WRITTEN
+    if any(t in wanted and t not in frames for t in SUMMARIES):
         frames = {**summaries(frames), **frames}
     parts, blobs = {}, {}
-    for table in tables or WRITTEN:
+    for table in wanted:
         data = parquet_bytes(frames[table])
         if is_remote(root):  # put together below, concurrently
             blobs[part_path(root, table, variant, chunk).path] = data
@@ -188,7 +190,8 @@ def commit_chunk(root: Path, marker: dict[str, Any]) -> None:
     if not is_remote(root):
         return
     variant, chunk = marker["variant"], marker["chunk"]
-    paths = [part_path(root, t, variant, chunk).path for t in WRITTEN if t in marker["parts"]]
+    paths = [part_path(root, t, variant, chunk).path for t in ALL_WRITTEN
+             if t in marker["parts"]]
     # every part in one concurrent round of GETs, not a request after another
     fetched = root.fs.cat(paths, on_error="omit")  # type: ignore[attr-defined]
     why = chunk_problem(root, variant, chunk, marker["start"], marker["stop"], marker,
@@ -254,7 +257,7 @@ def chunk_problem(root: Path, variant: str, chunk: int, start: int, stop: int,
         return (f"it holds {parts['matches']['rows']} match and {parts['errors']['rows']} "
                 f"error rows for {stop - start} matches")
     # a chunk written before the aggregate tables existed lists only the outcome tables
-    for table in (t for t in WRITTEN if t in parts):
+    for table in (t for t in ALL_WRITTEN if t in parts):
         path = part_path(root, table, variant, chunk)
         want = parts[table]
         data = None if fetched is None else fetched.get(path.path)  # type: ignore[attr-defined]
@@ -356,9 +359,11 @@ def plan_of(provenance: dict[str, Any]) -> list[PlannedChunk]:
 
 
 def outcome_tables(provenance: dict[str, Any]) -> tuple[str, ...]:
-    """The outcome tables (TABLES) a run writes: its experiment's tables_out."""
-    chosen = provenance.get("tables_out") or TABLES
-    return tuple(t for t in TABLES if t in chosen)
+    """The outcome tables (its game's: sim.outputs.games) a run writes: its
+    experiment's tables_out."""
+    game = game_of_run(provenance)
+    chosen = provenance.get("tables_out") or game.tables
+    return tuple(t for t in game.tables if t in chosen)
 
 
 def read_provenance(root: Path) -> dict[str, Any]:
@@ -487,7 +492,7 @@ def verify_run(root: Path | str, provenance: dict[str, Any] | None = None,
                                    outcome_tables(prov))
         if why is None:
             check.done[(c.variant, c.chunk)] = marker
-            expected |= {part_path(root, t, c.variant, c.chunk) for t in WRITTEN
+            expected |= {part_path(root, t, c.variant, c.chunk) for t in ALL_WRITTEN
                          if t in marker["parts"]}
         else:
             check.damaged.append((c, why))
@@ -512,7 +517,7 @@ def verify_run(root: Path | str, provenance: dict[str, Any] | None = None,
 
 def _run_files(root: Path, sizes: dict[str, int] | None) -> list[Path]:
     """The files under the folders of the run's tables and markers, sorted by folder."""
-    folders = [*WRITTEN, "_done"]
+    folders = [*ALL_WRITTEN, "_done"]
     if sizes is not None:
         return [root / name for name in sorted(sizes) if name.split("/")[0] in folders]
     return [path for folder in folders if (root / folder).is_dir()
@@ -565,7 +570,7 @@ def locate_run(path: Path | str) -> Path:
 def remove_chunk(root: Path, variant: str, chunk: int) -> None:
     """Forget a chunk (its marker first, so no reader trusts half of it)."""
     marker_path(root, variant, chunk).unlink(missing_ok=True)
-    for table in WRITTEN:
+    for table in ALL_WRITTEN:
         part_path(root, table, variant, chunk).unlink(missing_ok=True)
 
 

@@ -36,7 +36,10 @@ from sim.analysis.load import (
 )
 from sim.analysis.robustness import skill_effects, skill_robustness
 from sim.analysis.truces import truce_summary
+from sim.outputs.games import game_of_run
 from sim.outputs.settings import report_settings
+from sim.outputs.storage import run_path
+from sim.outputs.store import read_provenance
 from sim.report.svg_renderer import SvgRenderer
 from sim.rules.glossary import RULE_TITLES, mentioned_rules
 
@@ -207,7 +210,11 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     """The report of `run_dir` as one HTML string; with `gate` (sim.analysis.gate) the
     regression gate against the run `against` comes first, with its `gate_notes` (what
     its reader must not miss, in words); with `history` (sim.analysis.history) the
-    baseline's victory mix night by night follows it."""
+    baseline's victory mix night by night follows it. Another game's run gets that
+    game's own report (sim.outputs.games: its report_module)."""
+    game = game_of_run(read_provenance(run_path(run_dir)))
+    if (own := game.report()) is not None:
+        return own.build_report(run_dir, baseline, gate, against, gate_notes)
     with SvgRenderer() as renderer:
         return _build_report(run_dir, renderer, baseline, gate, against, history,
                              gate_notes)

@@ -13,6 +13,7 @@ import polars as pl
 
 from sim.analysis.history import history_with_run, write_history
 from sim.analysis.load import missing_summaries, missing_table_notes
+from sim.outputs.games import HEX, game_of_run
 from sim.outputs.storage import absolute
 from sim.outputs.store import read_provenance
 from sim.report.html import write_report
@@ -37,8 +38,12 @@ def run_notes(run_dir: Path) -> list[str]:
     """One line per table the run did not write (its tables_out) and, for a run swept
     before the per-match aggregates existed, that the report reads events and turns
     instead; each line names the run."""
-    chosen = read_provenance(run_dir).get("tables_out")
-    notes = [f"{run_dir}: {note}" for note in missing_table_notes({"tables_out": chosen})]
+    prov = read_provenance(run_dir)
+    chosen = prov.get("tables_out")
+    notes = [f"{run_dir}: {note}" for note in
+             missing_table_notes({"tables_out": chosen, "game": prov.get("game")})]
+    if game_of_run(prov) is not HEX:  # the per-match aggregates are the hex game's
+        return notes
     if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
         named = missing[0] if len(missing) == 1 else \
             f"{', '.join(missing[:-1])} or {missing[-1]}"

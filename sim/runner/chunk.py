@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from sim.outputs.games import game_of
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, TABLES
 from sim.outputs.storage import absolute, run_path
 from sim.rules.tables import Tables
@@ -46,6 +47,9 @@ class RunSettings:
     # variant -> its seat_ai (seat index -> {"skill", "forbid"}); absent: the defaults
     seat_ai_by_variant: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     tables_out: tuple[str, ...] | None = None  # the tables written (None: every one)
+    game: str = "hex"  # sim.outputs.games: whose chunk player plays the chunk
+    # a game with sides (Crown): variant -> (side A's AI skill, side B's)
+    side_skill_by_variant: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def replay_command(settings: RunSettings, variant: str, match_index: int,
@@ -73,10 +77,25 @@ def personalities_for(settings: RunSettings, match_index: int) -> list[str]:
     return [base[(s + shift) % len(base)] for s in range(settings.seats)]
 
 
-def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
+def play_chunk(settings: RunSettings, spec: ChunkSpec, tables: Any, play=None,
                ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
     """Play the matches of one chunk with the variant's resolved `tables` (fixed by the
-    parent when the sweep started): (frames per table, summary).
+    parent when the sweep started) through its game's chunk player
+    (sim.outputs.games): (typed, key-sorted frames per table, summary). `play`
+    replaces the hex game's sim.engine.match.play_match in tests."""
+    game = game_of(settings.game)
+    player = game.player()
+    columns, summary = player(settings, spec, tables, **({"play": play} if play else {}))
+    return {table: data if isinstance(data, pl.DataFrame) else
+            key_sorted(pl.DataFrame(data or None, schema=game.schemas[table]), table,
+                       game.sort_keys)
+            for table, data in columns.items()}, summary
+
+
+def play_hex_chunk(settings: RunSettings, spec: ChunkSpec, tables: Tables, play=None,
+                   ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
+    """The hex game's chunk player: the matches of one chunk (frames per table,
+    summary).
     `play` replaces sim.engine.match.play_match in tests. The engine is imported here,
     not with the module: a sweep's parent that only hands chunks out never loads numba
     (its workers preload the engine: sim.runner.pool.SWEEP_MODULES)."""
@@ -120,11 +139,15 @@ def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
                  ) -> dict[str, pl.DataFrame]:
     """A chunk that could not be played at all (its worker kept dying, or could not
     write): every one of its matches as an error row with `message`."""
-    cols = {name: empty_columns(name) for name in TABLES}
+    game = game_of(settings.game)
+    cols = {name: {column: [] for column in game.schemas[name]} for name in game.tables}
     for i in range(spec.start, spec.stop):
-        add_error(cols, f"{spec.variant}:{i}", i, settings.root_seed, message,
-                  replay_command(settings, spec.variant, i, personalities_for(settings, i)))
-    return frames(cols)
+        # the hex game's `sim match` command; another game's chunk player says its own
+        replay = replay_command(settings, spec.variant, i, personalities_for(settings, i)) \
+            if game.name == "hex" else ""
+        add_error(cols, f"{spec.variant}:{i}", i, settings.root_seed, message, replay)
+    return {table: key_sorted(pl.DataFrame(data, schema=game.schemas[table]), table,
+                              game.sort_keys) for table, data in cols.items()}
 
 
 def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -> RunSettings:
@@ -136,7 +159,8 @@ def settings_for(experiment: Experiment, out: Path, run_id: str | None = None) -
         personalities=experiment.personalities, rotate=spec.rotate_personalities,
         seat_ai_by_variant={v.id: list(v.seat_ai) for v in experiment.variants
                             if v.seat_ai},
-        tables_out=None if spec.tables_out is None else spec.written)
+        tables_out=spec.written, game=spec.game,
+        side_skill_by_variant={v.id: v.side_skill for v in experiment.variants})
 
 
 def empty_columns(table: str) -> dict[str, list]:
@@ -222,14 +246,16 @@ def frames(cols: dict[str, dict[str, list]]) -> dict[str, pl.DataFrame]:
             for table, data in cols.items()}
 
 
-def key_sorted(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+def key_sorted(frame: pl.DataFrame, table: str,
+               sort_keys: dict[str, list[str]] | None = None) -> pl.DataFrame:
     """`frame` sorted by the table's keys (SORT_KEYS). A chunk gathers its rows in that
     order already (its matches in index order, each match's events and turns in log
     order), so this checks the order first and sorts only a frame that is not in it:
     sorting a chunk's 300,000 event rows cost a tenth of a millisecond a match."""
-    columns = [frame.get_column(k) for k in SORT_KEYS[table]]
+    keys_of = (sort_keys or SORT_KEYS)[table]
+    columns = [frame.get_column(k) for k in keys_of]
     if frame.height < 2 or any(c.null_count() for c in columns):
-        return frame.sort(SORT_KEYS[table])
+        return frame.sort(keys_of)
     keys = [c.to_numpy() for c in columns]
     # row i+1 is not before row i: decided by the first key that differs
     after = np.zeros(frame.height - 1, dtype=bool)
@@ -237,4 +263,4 @@ def key_sorted(frame: pl.DataFrame, table: str) -> pl.DataFrame:
     for key in keys:
         after |= tied & (key[1:] > key[:-1])
         tied &= key[1:] == key[:-1]
-    return frame if bool((after | tied).all()) else frame.sort(SORT_KEYS[table])
+    return frame if bool((after | tied).all()) else frame.sort(keys_of)

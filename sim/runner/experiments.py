@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.folders import name_problem
+from sim.outputs.games import GAME_NAMES, HEX, Game, game_of
 from sim.outputs.schemas import WRITTEN
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import VICTORY_NAMES
@@ -57,6 +58,8 @@ class VariantSpec(_M):
     description: str = ""
     # seat index -> {skill, forbid} (issue 16, sim.engine.seat_ai); [] all defaults
     seat_ai: list[dict[str, Any]] = []
+    # a game with sides (Crown): side A's and side B's AI skill (K14), default [0, 0]
+    side_skill: list[int] = []
 
 
 class GridSpec(_M):
@@ -78,6 +81,8 @@ class SweepLimit(_M):
 class ExperimentSpec(_M):
     name: str
     description: str = ""
+    # the game played (sim.outputs.games): hex, the 4X game, unless it says crown
+    game: Literal[GAME_NAMES] = "hex"  # type: ignore[valid-type]
     tables: str = "tables/default.toml"
     # seeds are stored as Int64 columns: 2**63 and above cannot be written
     root_seed: Annotated[int, Field(ge=0, lt=2**63)]
@@ -106,6 +111,7 @@ class ExperimentSpec(_M):
     # the tables the sweep writes (default: all of sim.outputs.schemas.WRITTEN);
     # matches and errors always, since they count the run
     tables_out: list[Literal[WRITTEN]] | None = None  # type: ignore[valid-type]
+    # (a game other than hex writes every one of its own tables: sim.outputs.games)
 
     @field_validator("tables_out")
     @classmethod
@@ -117,8 +123,10 @@ class ExperimentSpec(_M):
 
     @property
     def written(self) -> tuple[str, ...]:
-        """The tables the sweep writes, in sim.outputs.schemas.WRITTEN's order."""
-        return tuple(t for t in WRITTEN if self.tables_out is None or t in self.tables_out)
+        """The tables the sweep writes, in the game's order (the hex game's:
+        sim.outputs.schemas.WRITTEN)."""
+        return tuple(t for t in game_of(self.game).written
+                     if self.tables_out is None or t in self.tables_out)
 
     @property
     def sequential(self) -> bool:
@@ -144,6 +152,8 @@ class Variant:
     # per-seat AI settings, normalised (sim.engine.seat_ai); () when every seat plays
     # the defaults
     seat_ai: tuple[dict[str, Any], ...] = ()
+    # a game with sides (Crown): (side A's skill, side B's)
+    side_skill: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -286,7 +296,10 @@ def match_turns(spec: ExperimentSpec, path: str | Path) -> int | None:
 
 
 def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
-    candidate = Path(spec.tables)
+    # a game's own default tables unless the file names some
+    game = game_of(getattr(spec, "game", None))
+    candidate = Path(spec.tables if "tables" in spec.model_fields_set
+                     else game.default_tables)
     if candidate.is_absolute():
         return candidate
     # absolute, so replay commands work from any directory
@@ -307,6 +320,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     if (why := run_name_problem(spec.name, "experiment")) is not None:
         fail(("name",), why)
     tables_path = _resolve_tables_path(spec, path)
+    if (game := game_of(spec.game)) is not HEX:
+        return _expand_sided(game, spec, path, text, tables_path, fail)
     try:
         base = load_tables(tables_path)
     except TablesError as exc:
@@ -369,3 +384,62 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                       hashlib.sha256(text.encode()).hexdigest()[:16],
                       base_seats=base.model.match.seats,
                       base_personalities=tuple(base.model.match.personalities))
+
+
+# keys only the hex game reads: a Crown experiment that sets one is refused, not ignored
+HEX_ONLY = ("seats", "length", "personalities")
+
+
+def _expand_sided(game: Game, spec: ExperimentSpec, path: Path, text: str,
+                  tables_path: Path, fail) -> Experiment:
+    """The variants of an experiment of a two-sided game (Crown): its tables loaded and
+    each variant's `set` validated by the game's rules (sim.rules.crown), an error
+    naming this file's line of the key; side skills checked against the game's AI
+    levels. Grids expand as for the hex game."""
+    for key in HEX_ONLY:
+        if getattr(spec, key) is not None:
+            fail((key,), f"the {game.name} game does not read it (the hex game's)")
+    for key in ("precision", "detect"):  # the sequential looks read victory types
+        if getattr(spec, key) is not None:
+            fail((key,), f"a precision-targeted sweep of the {game.name} game is not "
+                 "supported yet: give a fixed number of matches")
+    try:
+        base = game.load(tables_path, {})
+    except TablesError as exc:
+        fail(("tables",), exc.errors[0])
+    specs: list[tuple[tuple, VariantSpec]] = [(("variants", i), v)
+                                              for i, v in enumerate(spec.variants)]
+    for g, grid in enumerate(spec.grids):
+        specs += [(("grids", g), v) for v in grid_variants(grid)]
+    if not specs:
+        specs = [(("variants",), VariantSpec(name="baseline"))]
+    variants: list[Variant] = []
+    seen: set[str] = set()
+    for loc, v in specs:
+        if (why := name_problem(v.name, "variant")) is not None:
+            fail((*loc, "name"), why)
+        if v.name.lower() in seen:
+            fail((*loc, "name"), f"two variants are named {v.name!r} (letter case aside)")
+        seen.add(v.name.lower())
+        if v.seat_ai:
+            fail((*loc, "seat_ai"), f"the {game.name} game has sides: use side_skill")
+        skills = tuple(v.side_skill) or (0, 0)
+        if len(skills) != 2 or any(s not in game.ai_levels for s in skills):
+            fail((*loc, "side_skill"), f"two AI skills, side A's and side B's, each one of "
+                 f"{', '.join(map(str, game.ai_levels))}; got {list(v.side_skill)}")
+        tables = base
+        for key, value in v.set.items():  # one at a time: the error names its own line
+            try:
+                tables = tables.with_overrides({key: value})
+            except TablesError as exc:
+                where = (*loc, "axes", key) if loc[0] == "grids" and \
+                    key in spec.grids[loc[1]].axes else (*loc, "set", key)
+                fail(where, f"variant {v.name}: " + exc.errors[0].split(": ", 1)[-1])
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
+                                side_skill=(int(skills[0]), int(skills[1]))))
+    if spec.baseline is not None and spec.baseline not in seen:
+        fail(("baseline",), f"no variant named {spec.baseline!r}")
+    sequential_problems(spec, len(variants), fail)
+    return Experiment(str(path), spec, str(tables_path), tuple(variants),
+                      hashlib.sha256(text.encode()).hexdigest()[:16],
+                      base_seats=sum(base.model.match.team_sizes))

@@ -67,7 +67,13 @@ def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Pr
     (None): whoever plays the first chunk loads the engine, and a parent whose workers
     play has no use for it."""
     from sim.jitcache import cache_dir
+    from sim.outputs.games import HEX, game_of
 
+    if game_of(settings.game) is not HEX:
+        # the compile estimate, its record and engine_cached are the hex engine's: a
+        # Crown chunk compiles its own kernels (seconds) when it first plays, and must
+        # neither record that as the hex compile nor prune the hex caches
+        return None
     if engine_cached():
         return None
     estimate, basis = compile_estimate()

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.engine.replay import record_match
+from sim.outputs.games import game_of_run
 from sim.outputs.store import RunError, find_match
-from sim.rules.tables import Tables, TablesError, TablesModel, load_tables
+from sim.rules.tables import Tables, TablesError
 
 
 class ReplayError(Exception):
@@ -74,11 +75,11 @@ def variant_tables(run_dir: Path, prov: dict[str, Any], variant: dict[str, Any])
     source = f"{run_dir / 'provenance.json'}: variant {variant['id']}"
     resolved = variant.get("tables")
     try:
+        game = game_of_run(prov)  # whose tables (sim.outputs.games)
         if resolved:
-            tables = Tables(model=TablesModel.model_validate(resolved), source=source,
-                            overrides=dict(variant.get("overrides") or {}))
+            tables = game.rebuild(resolved, source, dict(variant.get("overrides") or {}))
         else:
-            tables = load_tables(prov["tables_path"], variant.get("overrides") or None)
+            tables = game.load(Path(prov["tables_path"]), variant.get("overrides") or {})
     except TablesError as exc:
         raise ReplayError(f"{source}: its tables do not load: {exc.errors[0]}") from None
     except ValueError as exc:  # pydantic's ValidationError: a schema change since the run

@@ -39,6 +39,8 @@ def item_order(variant: Variant) -> dict[str, list[str]]:
     """The variant's units, buildings and techs in code order: the order of the `units`
     list column of `turns` and of the item codes in events (docs/outcomes.md)."""
     t = variant.tables
+    if t is not None and not hasattr(t, "unit_names"):
+        return {}  # a game without units, buildings or techs (Crown)
     if t is not None:
         return {"units": t.unit_names, "buildings": t.building_names, "techs": t.tech_names}
     return {k: sorted(variant.resolved.get(k, {})) for k in ("units", "buildings", "techs")}
@@ -57,6 +59,7 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
         "experiment": {"path": experiment.path, "name": spec.name,
                        "description": spec.description,
                        "text": Path(experiment.path).read_text(encoding="utf-8")},
+        "game": spec.game,  # sim.outputs.games: whose tables the folder holds
         "tables_path": experiment.tables_path,
         "root_seed": spec.root_seed, "matches_per_variant": spec.matches,
         "seats": experiment.seats, "length": spec.length,
@@ -67,7 +70,8 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
         "baseline": experiment.baseline,
         "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
                       "items": item_order(v), "tables": v.resolved,
-                      "seat_ai": list(v.seat_ai)}
+                      "seat_ai": list(v.seat_ai),
+                      **({"side_skill": list(v.side_skill)} if spec.game != "hex" else {})}
                      for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
         "tables_out": list(spec.written),

@@ -1,0 +1,181 @@
+"""The games the workbench plays (issue 48): the contract a game implements, and the
+registry the runner, outputs, analysis and report look a game up in.
+
+Why here, in the outputs layer: what the layers above the engine need of a game is
+mostly its outcome tables (names, schemas, sort keys) and its codes, and analysis and
+report may import only rules and outputs (tests/test_architecture.py). The parts that
+run the game (its chunk player: Crown's in the engine layer, the hex game's in the
+runner, where its column gathering already was) and draw it (its report sections, in
+the report layer) are named here by module path, imported on use: a report's process
+never loads numba, and no layer below the report imports it. Those named
+modules are the only doors into a game's internals (the architecture test checks
+that runner, outputs, analysis and report import none of them otherwise).
+
+A chunk player is `play(settings, spec, tables) -> (tables' columns, summary)`: the
+match indices [spec.start, spec.stop) of variant spec.variant, the run's root seed
+and seat or side settings in `settings` (sim.runner.chunk.RunSettings); it returns a
+dict table -> a polars frame or a dict of column lists (typed and key-sorted by the
+runner with the game's schemas) and the chunk's summary (matches, errors, seconds).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES, WRITTEN
+from sim.rules import crown as crown_rules
+from sim.rules.codes import SKILLS, VICTORY_NAMES
+from sim.rules.schema import TablesModel
+from sim.rules.tables import REPO_ROOT, Tables, load_tables
+
+MATCH_KEYS = {"match_id": pl.Utf8, "match_index": pl.Int64}
+
+
+@dataclass(frozen=True)
+class Game:
+    """One game on the workbench.
+
+    name: the experiment's `game = …`; default_tables: its tables file (repo-relative);
+    load: (path, overrides) -> validated tables with `.hash` and `.data`, raising
+    sim.rules.tables.TablesError with `file:line: key: reason` lines; rebuild:
+    (resolved tables as a run's provenance keeps them, source, overrides) -> the same
+    tables (pydantic's ValidationError when the schema changed since); schemas and
+    sort_keys: its outcome tables (every table it writes is in `tables`; `written` adds
+    any aggregates written beside them); results: its result codes (the matches
+    table's decided-by names); outcome_column and outcomes: the matches table's column
+    that says how a match ended and its values in order (the hex game's victory types,
+    Crown's winner side or draw), the mix `sim sweep` prints; ai_levels: the AI
+    skills it accepts; chunk_player and report_module: "module:function" and "module"
+    paths, imported on use;
+    report_sections: the titles its report module renders, in order."""
+
+    name: str
+    default_tables: str
+    load: Callable[[Path, dict[str, Any]], Any]
+    rebuild: Callable[[dict[str, Any], str, dict[str, Any]], Any]
+    schemas: Mapping[str, Mapping[str, Any]]
+    sort_keys: Mapping[str, list[str]]
+    written: tuple[str, ...]
+    results: tuple[str, ...]
+    outcome_column: str
+    outcomes: tuple[str, ...]
+    ai_levels: tuple[int, ...]
+    chunk_player: str
+    report_module: str | None
+    report_sections: tuple[str, ...]
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The outcome tables (not the aggregates), in write order."""
+        return tuple(self.schemas)
+
+    def player(self) -> Callable[..., tuple[dict[str, Any], dict[str, Any]]]:
+        """The chunk player, imported now (the engine: numba)."""
+        module, _, function = self.chunk_player.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    def report(self) -> Any:
+        """The report module (sections(run) -> HTML), imported now; None: the hex page."""
+        return None if self.report_module is None else importlib.import_module(
+            self.report_module)
+
+
+# ---- Crown's outcome tables (docs/crown.md, ../shared/RULES-crown.md's last section) --
+_W = crown_rules.WIDGETS
+CROWN_SCHEMAS: dict[str, dict[str, Any]] = {
+    "matches": {
+        **MATCH_KEYS, "seed": pl.Int64, "tables_hash": pl.Utf8,
+        "team_a": pl.Int64, "team_b": pl.Int64, "skill_a": pl.Int64, "skill_b": pl.Int64,
+        # "A", "B" or "draw" (K13), and what decided it: one of crown_rules.RESULTS
+        "winner": pl.Utf8, "decided_by": pl.Utf8,
+        **{f"total_{s.lower()}": pl.Int64 for s in crown_rules.SIDES},
+        **{f"{term}_{s.lower()}": pl.Int64 for term in crown_rules.SCORE_TERMS
+           for s in crown_rules.SIDES},
+        "zones_a": pl.Int64, "zones_b": pl.Int64,
+        "majorities_a": pl.Int64, "majorities_b": pl.Int64,
+        # the side ahead after the fault round (L6); null: level, or no fault
+        "fault_leader": pl.Utf8,
+        # waves whose first player (K05) was of the side; the side first more often
+        "first_a": pl.Int64, "first_b": pl.Int64, "first_side": pl.Utf8,
+        # rolls by lead (K03) and attacks by the attacker's lead (K07), both sides
+        **{f"leads_{w}": pl.Int64 for w in _W},
+        **{f"{count}_{w}": pl.Int64 for count in crown_rules.ATTACK_COUNTS for w in _W},
+        "replay": pl.Utf8,
+    },
+    "rounds": {
+        **MATCH_KEYS, "round": pl.Int64,
+        **{name: pl.Int64 for name in crown_rules.ROUND_FIELDS},
+    },
+    "errors": {**MATCH_KEYS, "seed": pl.Int64, "message": pl.Utf8, "replay": pl.Utf8},
+}
+CROWN_SORT_KEYS = {"matches": ["match_index"], "rounds": ["match_index", "round"],
+                   "errors": ["match_index"]}
+
+
+def _load_crown(path: Path, overrides: dict[str, Any]) -> Any:
+    return crown_rules.load_crown_tables(path, overrides)
+
+
+def _rebuild_crown(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
+    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(resolved),
+                                   source=source, overrides=overrides)
+
+
+def _rebuild_hex(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
+    return Tables(model=TablesModel.model_validate(resolved), source=source,
+                  overrides=overrides)
+
+
+def _load_hex(path: Path, overrides: dict[str, Any]) -> Any:
+    return load_tables(path, overrides=overrides or None)
+
+
+HEX = Game(
+    name="hex", default_tables="tables/default.toml", load=_load_hex, rebuild=_rebuild_hex,
+    schemas=SCHEMAS, sort_keys=SORT_KEYS, written=WRITTEN, results=tuple(VICTORY_NAMES),
+    outcome_column="victory", outcomes=tuple(VICTORY_NAMES),
+    ai_levels=tuple(SKILLS), chunk_player="sim.runner.chunk:play_hex_chunk", report_module=None,
+    report_sections=())
+CROWN = Game(
+    name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
+    rebuild=_rebuild_crown,
+    schemas=CROWN_SCHEMAS, sort_keys=CROWN_SORT_KEYS, written=tuple(CROWN_SCHEMAS),
+    results=crown_rules.RESULTS, outcome_column="winner",
+    outcomes=(*crown_rules.SIDES, "draw"), ai_levels=crown_rules.CROWN_SKILLS,
+    chunk_player="sim.engine.crown_chunk:play_crown_chunk",
+    report_module="sim.report.crown",
+    report_sections=("Side win rates by team size", "The first in order",
+                     "The fault-round leader", "Surge and the lead cycle", "Lead types",
+                     "Score terms"))
+GAMES: dict[str, Game] = {g.name: g for g in (HEX, CROWN)}
+GAME_NAMES = tuple(GAMES)
+# every table any game writes, in order: the folders a run folder may hold
+ALL_WRITTEN: tuple[str, ...] = tuple(dict.fromkeys(t for g in GAMES.values()
+                                                   for t in g.written))
+assert set(SUMMARIES) <= set(WRITTEN) and set(TABLES) <= set(WRITTEN)
+
+
+def game_of(name: str | None) -> Game:
+    """The game named `name` (None: the hex game, a run written before games had names);
+    KeyError naming the games for any other."""
+    if name is None:
+        return HEX
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise KeyError(f"unknown game {name!r}; one of {', '.join(GAMES)}") from None
+
+
+def game_of_run(provenance: Mapping[str, Any]) -> Game:
+    """The game a run folder's provenance names (none: the hex game)."""
+    return game_of(provenance.get("game"))
+
+
+def default_tables_path(game: Game) -> Path:
+    return REPO_ROOT / game.default_tables

@@ -1,0 +1,176 @@
+"""The report of a Crown run (issue 48): what a designer asks (../shared/RULES-crown.md,
+last section) as the report's sections, in the hex report's page frame (its style,
+failure line and provenance). The figures are sim.analysis.crown's; this module only
+lays them out. sim.report.html hands a Crown run here through the game interface
+(sim.outputs.games.CROWN.report_module).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from sim.analysis import crown as figures
+from sim.analysis.load import read_table
+from sim.outputs.games import CROWN
+from sim.outputs.storage import run_path
+from sim.outputs.store import read_provenance, require_complete
+
+
+def _pct(share: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """`share` as a percentage, with its interval when given; – for none."""
+    if share is None:
+        return "–"
+    if lo is None or hi is None:
+        return f"{100 * share:.1f} %"
+    return f"{100 * share:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _rows(head: list[str], rows: list[list[str]], text: int = 1) -> str:
+    """A plain table: the first `text` columns words (left), the rest figures."""
+    th = "".join(f"<th class='l'>{html.escape(h)}</th>" if i < text else
+                 f"<th>{html.escape(h)}</th>" for i, h in enumerate(head))
+    body = "".join("<tr>" + "".join(
+        f"<td class='l'>{html.escape(c)}</td>" if i < text else f"<td>{html.escape(c)}</td>"
+        for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<div class='wide'><table><tr>{th}</tr>{body}</table></div>"
+
+
+def _iv(row: dict, name: str) -> str:
+    return _pct(row[name], row[f"{name}_lo"], row[f"{name}_hi"])
+
+
+def _side_wins(matches: pl.DataFrame) -> str:
+    rows = [[r["variant"], f"{r['team_a']} v {r['team_b']}", str(r["matches"]),
+             _iv(r, "side A"), _iv(r, "side B"), _iv(r, "draw")]
+            for r in figures.side_wins(matches).iter_rows(named=True)]
+    return ("<p class='muted'>K13, L4: the side with more points wins; brackets are 95 % "
+            "Wilson intervals.</p>"
+            + _rows(["variant", "teams A v B", "matches", "side A wins", "side B wins",
+                     "draws"], rows))
+
+
+def _conversions(matches: pl.DataFrame) -> tuple[str, str]:
+    conv = list(figures.conversions(matches).iter_rows(named=True))
+    first = _rows(["variant", "decided matches with a side first more often",
+                   "that side wins"],
+                  [[r["variant"], str(r["first_n"]), _iv(r, "first in order wins")]
+                   for r in conv])
+    fault = _rows(["variant", "matches with a leader after the fault round",
+                   "the leader wins"],
+                  [[r["variant"], str(r["fault_n"]), _iv(r, "fault-round leader wins")]
+                   for r in conv])
+    return (("<p class='muted'>K05: the player with the highest Crown acts first, so this "
+             "edge includes the strength of the rolls themselves.</p>" + first),
+            "<p class='muted'>L6: the side ahead after the fault round.</p>" + fault)
+
+
+def _attacks(matches: pl.DataFrame) -> str:
+    rows = [[r["variant"], str(r["attacks"]), str(r["winning attacks"]),
+             _iv(r, "Surge decided"), _iv(r, "cycle decided")]
+            for r in figures.decided_attacks(matches).iter_rows(named=True)]
+    return ("<p class='muted'>K07: a winning attack that would have lost without that "
+            "bonus.</p>" + _rows(["variant", "attacks", "winning attacks",
+                                   "decided by Surge", "decided by the lead cycle"], rows))
+
+
+def _leads(matches: pl.DataFrame) -> str:
+    rows = [[r["variant"], r["lead"], _pct(r["share of rolls"]), str(r["attacks"]),
+             _iv(r, "attacks won")]
+            for r in figures.lead_types(matches).iter_rows(named=True)]
+    return ("<p class='muted'>K03: the lead of each roll; K07: its attacks.</p>"
+            + _rows(["variant", "lead", "share of rolls", "attacks", "attacks won"], rows, 2))
+
+
+def _terms(matches: pl.DataFrame) -> str:
+    rows = [[r["variant"], r["term"], str(r["points"]), _pct(r["share of points"])]
+            for r in figures.score_terms(matches).iter_rows(named=True)]
+    return ("<p class='muted'>K10, K11: both sides' points by term.</p>"
+            + _rows(["variant", "score term", "points", "share of all points"], rows, 2))
+
+
+def _paired(matches: pl.DataFrame, baseline: str) -> str:
+    diffs = figures.paired_differences(matches, baseline)
+    if not diffs.height:
+        return "<p>One variant only: nothing to compare.</p>"
+
+    def num(x: float | None, pct: bool) -> str:
+        if x is None:
+            return "–"
+        return f"{100 * x:+.1f} pp" if pct else f"{x:+.3g}"
+    rows = []
+    for r in diffs.iter_rows(named=True):
+        interval = "–" if r["lo"] is None else \
+            f"[{100 * r['lo']:+.1f}, {100 * r['hi']:+.1f}]"
+        rows.append([r["variant"], r["figure"], _pct(r["baseline mean"]),
+                     _pct(r["variant mean"]), num(r["difference"], True), interval,
+                     "–" if r["p"] is None else f"{r['p']:.3g}", str(r["pairs"])])
+    return (f"<p class='muted'>Each variant against the baseline <b>{html.escape(baseline)}"
+            "</b>, match by match: match i of every variant plays the same streams. "
+            "Difference in percentage points, its 95 % paired t interval and p-value "
+            "(not corrected for the number of figures).</p>"
+            + _rows(["variant", "figure", "baseline", "variant", "difference", "interval",
+                     "p", "pairs"], rows, 2))
+
+
+def _gate(gate: pl.DataFrame, against: str | Path | None, notes: Sequence[str]) -> str:
+    """The regression gate against an earlier run (sim.analysis.gate on the winner
+    sides' shares: sim.analysis.outcomes), as the hex report words it."""
+    from sim.analysis.gate import overall
+    from sim.report.html import _table
+
+    verdict = overall(gate)
+    shown = gate.rename({"victory": "winner"}).select(
+        "variant", "winner", "before", "now", "difference", "lo", "hi", "margin", "n_now",
+        "n_before", "verdict")
+    return (f"<p><b>{html.escape(verdict)}</b> against <code>{html.escape(str(against))}"
+            "</code>: each winner side's share (and the draws') of every variant, within "
+            "± its margin of the earlier run's (anytime-valid bounds).</p>"
+            + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in notes)
+            + _table(shown, {c: "pct" for c in ("before", "now", "difference", "lo", "hi",
+                                                  "margin")}))
+
+
+def build_report(run_dir: str | Path, baseline: str | None = None,
+                 gate: pl.DataFrame | None = None, against: str | Path | None = None,
+                 gate_notes: Sequence[str] = ()) -> str:
+    """The Crown report of `run_dir` as one HTML string (ValueError for a baseline that
+    is not a variant of the run; sim.outputs.store.RunError for a damaged run); with
+    `gate`, the regression gate against the run `against` comes first."""
+    from sim.report.html import CSS, _provenance, failure_line
+
+    root = run_path(run_dir)
+    require_complete(root)
+    prov = read_provenance(root)
+    variants = [v["id"] for v in prov["variants"]]
+    baseline = baseline or prov.get("baseline") or variants[0]
+    if baseline not in variants:
+        raise ValueError(f"baseline {baseline!r} is not a variant of {run_dir} "
+                         f"({', '.join(variants)})")
+    matches = read_table(root, "matches")
+    order = {v: i for i, v in enumerate(variants)}
+    matches = matches.sort(pl.col("variant").replace_strict(order, return_dtype=pl.Int64),
+                           "match_index")
+    errors = read_table(root, "errors")
+    first, fault = _conversions(matches)
+    bodies = (_side_wins(matches), first, fault, _attacks(matches), _leads(matches),
+              _terms(matches))
+    sections = [f"<h2>{html.escape(t)}</h2>{b}"
+                for t, b in zip(CROWN.report_sections, bodies, strict=True)]
+    if gate is not None:
+        sections.insert(0, f"<h2>Regression gate</h2>{_gate(gate, against, gate_notes)}")
+    sections.append(f"<h2>Against the baseline</h2>{_paired(matches, baseline)}")
+    sections.append(f"<h2>Provenance</h2>{_provenance(prov)}")
+    name = prov.get("experiment", {}).get("name", root.name)
+    title = f"Crown balance report — {name}"
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            f"style-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><p class='muted'>"
+            f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
+            + failure_line(figures.failures(matches, errors), run_dir)
+            + "".join(sections) + "</body></html>")
