@@ -1,8 +1,10 @@
 """Where a cold compile of the engine goes, by numba's own event API.
 
-    .venv/bin/python tools/compile_profile.py [--top N]
+    .venv/bin/python tools/compile_profile.py [--top N] [--skill 1]
 
-Plays one standard match with an empty numba cache (a temporary SIM_CACHE_DIR) while
+Plays one standard match (with --skill 1 or 2, seat 0 at that skill: the loop's entry
+with the lookahead and the search, sim.kernels.loop.run_match_held_skilled) with an
+empty numba cache (a temporary SIM_CACHE_DIR) while
 recording numba's "numba:compile" events, then prints the functions whose compile took
 the most CPU time of their own (the compiles of the functions they call subtracted;
 CPU, not wall, so other work on a shared machine slows the figures less), how
@@ -33,6 +35,8 @@ def _short(numba_type) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--skill", type=int, default=0,
+                        help="seat 0's AI skill (D11): 0 plays the all-skill-0 entry")
     parser.add_argument("--signatures", action="store_true",
                         help="print the argument types of each repeated compile")
     args = parser.parse_args()
@@ -68,7 +72,7 @@ def main() -> None:
         from sim.engine.match import play_match
         from sim.rules.tables import load_tables
 
-        play_match(load_tables(), 1)
+        play_match(load_tables(), 1, seat_ai=[{"skill": args.skill}] if args.skill else None)
     total = time.perf_counter() - t0
     print(f"cold first match: {total:.1f} s wall, {time.process_time() - cpu0:.1f} s CPU; "
           f"{sum(count.values())} compiles of {len(count)} functions; "
