@@ -13,13 +13,24 @@ numba as it ships (the supported versions are pinned in pyproject.toml). `fastma
 stays off and `error_model` is fixed so outcomes are bit-stable.
 
 A cold compile (tools/compile_profile.py lists where it goes, from numba's own
-compile events) is kept short by two habits, both numba's own tools:
+compile events) is kept short by numba's own tools:
+- a match compiles only what it plays: with no skill-1 or skill-2 seat the match loop
+  is handed None for the lookahead's scratch, and numba prunes the lookahead and the
+  search from that specialisation (sim.kernels.search.decide_orders); the engine picks
+  the loop's entry in Python (sim.kernels.loop: run_match_held or
+  run_match_held_skilled), and `sim warm` compiles both.
+- LLVM runs at optimisation level 1 (NUMBA_OPT below), since each level of the call
+  tree is optimised again (next item).
 - numba finalizes every function it compiles with the code of every function it
   calls linked in, so each level of a call tree optimizes everything below it once
   more. The thin levels of the match loop (run_match, play_one_turn, the lookahead's
   and the search's choice, ai_take_turn) are `inline='always'`: the tree has fewer
   levels. The one playout of a copy (sim.kernels.lookahead.play_out) is not: the
-  lookahead and the search share its one compiled body.
+  lookahead and the search share its one compiled body. Large kernels stay separate
+  even with one caller: numba's typing and lowering of a function grow faster than
+  its size (the AI's 14 single-caller kernels, ai_units, unit_orders, siege and the
+  like, inlined into the match loop took a cold compile from 61 to 116 s of CPU,
+  2026-12-07).
 - numba compiles a function once per distinct argument types, and a literal (`-1`,
   `False`, a code such as BANDIT) is a type of its own, as is a variable numba first
   sees holding one (`best = -1` before a loop). Kernels pass and initialise such
@@ -40,6 +51,14 @@ writable_cache_dir()
 # what keeps the choice in force; reload_config applies it now too, when numba was
 # imported before this module
 os.environ["NUMBA_CACHE_DIR"] = str(cache_dir())
+# LLVM optimisation level 1 instead of numba's default 3 (NUMBA_OPT, numba's documented
+# setting; one set by the user wins): numba optimises and emits every function's whole
+# call tree again at each level (see above), and at level 1 a cold compile took 10-15 %
+# less CPU while warm matches ran no slower (2026-12-07, alternated twice on this VM:
+# 56-59 s against 62-70 s of CPU for the first match, 207 against 164-194 matches per
+# CPU second). Results are the same bit for bit at any level: fastmath is off, so LLVM
+# may not reorder floating-point arithmetic, and integer arithmetic is exact.
+os.environ.setdefault("NUMBA_OPT", "1")
 
 import numba  # noqa: E402
 from numba import types  # noqa: E402

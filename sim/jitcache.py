@@ -102,14 +102,20 @@ def writable_cache_dir() -> None:
 # sim.engine.match.play_match calls): `module stem.function`; a test holds it to the
 # function
 MATCH_LOOP_ENTRY = "loop.run_match_held"
+# the same loop with the lookahead and the search, for a match with a skill-1 or skill-2
+# seat (sim.kernels.loop.run_match_held_skilled): compiled only when such a match plays
+SKILLED_LOOP_ENTRY = "loop.run_match_held_skilled"
 
 
-def engine_cached() -> bool:
-    """Whether numba's cache already holds the compiled match loop. The cache folder
-    itself proves nothing: importing the engine creates it before anything compiles;
-    only an index file of the entry point means a compile has finished."""
+def engine_cached(skilled: bool = False) -> bool:
+    """Whether numba's cache already holds the compiled match loop (with `skilled`, also
+    its entry for matches with a skill-1 or skill-2 seat). The cache folder itself
+    proves nothing: importing the engine creates it before anything compiles; only an
+    index file of the entry point means a compile has finished."""
     writable_cache_dir()  # the same folder the engine will use, said once if replaced
-    return any(loop_cache_folder().glob(f"{MATCH_LOOP_ENTRY}-*.nbi"))
+    entries = (MATCH_LOOP_ENTRY, SKILLED_LOOP_ENTRY) if skilled else (MATCH_LOOP_ENTRY,)
+    # "-*": numba's index name is the function's, its line and the Python version
+    return all(any(loop_cache_folder().glob(f"{entry}-*.nbi")) for entry in entries)
 
 
 def loop_cache_folder() -> Path:

@@ -1,10 +1,13 @@
 """Where a cold compile of the engine goes, by numba's own event API.
 
-    .venv/bin/python tools/compile_profile.py [--top N]
+    .venv/bin/python tools/compile_profile.py [--top N] [--skill 1]
 
-Plays one standard match with an empty numba cache (a temporary SIM_CACHE_DIR) while
+Plays one standard match (with --skill 1 or 2, seat 0 at that skill: the loop's entry
+with the lookahead and the search, sim.kernels.loop.run_match_held_skilled) with an
+empty numba cache (a temporary SIM_CACHE_DIR) while
 recording numba's "numba:compile" events, then prints the functions whose compile took
-the most time of their own (the compiles of the functions they call subtracted), how
+the most CPU time of their own (the compiles of the functions they call subtracted;
+CPU, not wall, so other work on a shared machine slows the figures less), how
 many specializations (signatures) each dispatcher of sim.kernels compiled, and the
 total. A function compiled more than once is a candidate for fewer specializations
 (a caller passing a literal where a variable would do).
@@ -32,6 +35,8 @@ def _short(numba_type) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--skill", type=int, default=0,
+                        help="seat 0's AI skill (D11): 0 plays the all-skill-0 entry")
     parser.add_argument("--signatures", action="store_true",
                         help="print the argument types of each repeated compile")
     args = parser.parse_args()
@@ -49,11 +54,11 @@ def main() -> None:
             name = ev.data["dispatcher"].py_func.__qualname__
             signatures[name].append(tuple(ev.data["args"]))
             callers[name].append(stack[-1][0] if stack else "(Python)")
-            stack.append([name, time.perf_counter(), 0.0])
+            stack.append([name, time.process_time(), 0.0])
 
         def on_end(self, ev):
             name, t0, children = stack.pop()
-            spent = time.perf_counter() - t0
+            spent = time.process_time() - t0
             own[name] += spent - children
             count[name] += 1
             if stack:
@@ -61,18 +66,19 @@ def main() -> None:
 
     llvm: list[float] = []
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     with event.install_listener("numba:compile", Own()), \
             event.install_timer("numba:llvm_lock", lambda dt: llvm.append(dt)):
         from sim.engine.match import play_match
         from sim.rules.tables import load_tables
 
-        play_match(load_tables(), 1)
+        play_match(load_tables(), 1, seat_ai=[{"skill": args.skill}] if args.skill else None)
     total = time.perf_counter() - t0
-    print(f"cold first match: {total:.1f} s wall, {time.process_time():.1f} s CPU; "
+    print(f"cold first match: {total:.1f} s wall, {time.process_time() - cpu0:.1f} s CPU; "
           f"{sum(count.values())} compiles of {len(count)} functions; "
           f"{sum(llvm):.1f} s of it in LLVM (numba's llvm_lock held)")
     for name, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"{seconds:7.2f} s  {count[name]:2d}x  {name}")
+        print(f"{seconds:7.2f} s CPU  {count[name]:2d}x  {name}")
     repeated = {n: c for n, c in count.items() if c > 1}
     print("compiled more than once:", ", ".join(f"{n} {c}x" for n, c in
                                                 sorted(repeated.items(), key=lambda kv: -kv[1]))

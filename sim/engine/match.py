@@ -20,6 +20,7 @@ from sim.kernels.loop import (
     begin_match,
     play_one_turn,
     run_match_held,
+    run_match_held_skilled,
 )
 from sim.kernels.loop import play_turns as _play_turns
 from sim.kernels.timing import no_ticks
@@ -105,9 +106,14 @@ def _play_compiled(tables: Tables, seed: int, match_index: int, n_seats: int | N
                                                     personalities, seat_ai)
     if ticks is None:
         ticks = no_ticks()
-    if not run_match_held(_holder(st), _tables_holder(tables.arrays(length, n_seats)), board,
-                          rng_map, np.int64(n_seats), _reused_path_table(board.n_tiles),
-                          turn_log, lookahead_scratch(st), ticks):
+    held = (_holder(st), _tables_holder(tables.arrays(length, n_seats)), board, rng_map,
+            np.int64(n_seats), _reused_path_table(board.n_tiles), turn_log)
+    scratch = loop_scratch(st)
+    # the entry without the lookahead and the search unless a seat decides by them: an
+    # all-skill-0 sweep never compiles them (sim.kernels.loop)
+    played = run_match_held(*held, ticks) if scratch is None else \
+        run_match_held_skilled(*held, scratch, ticks)
+    if not played:
         raise _unplayable(tables, seed, match_index, n_seats)
     return st, board, turn_log
 
@@ -148,7 +154,7 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
         raise _unplayable(tables, seed, match_index, n_seats)
     untimed = no_ticks()
     begin_match(st, tb, board, untimed)
-    scratch = lookahead_scratch(st)
+    scratch = loop_scratch(st)
     yield Step(0, st, board, turn_log)
     while not st.finished[0]:
         played = int(st.turn[0])
@@ -383,6 +389,16 @@ def lookahead_scratch(state: State) -> Scratch:
     return Scratch(scratch, holder.view(np.uint8), scratch.view(np.uint8), uncopied)
 
 
+def loop_scratch(state: State) -> Scratch | None:
+    """What the match loop's kernels take as the lookahead's scratch: None when no seat
+    has skill 1 or 2 (D11), so numba compiles and runs the loop without the lookahead
+    and the search (sim.kernels.search.decide_orders), else lookahead_scratch."""
+    n = int(state["n_seats"][0])
+    if int(state["seat_skill"][:n].max()) < R.SKILL_LOOKAHEAD:
+        return None
+    return lookahead_scratch(state)
+
+
 @lru_cache(maxsize=8)
 def _no_scratch(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """(0,)-long arrays of the state's dtype and of uint8, the types lookahead_scratch
@@ -424,5 +440,5 @@ def play_turns(state, tb, board, n: int) -> int:
     if state.finished[0]:
         return R.R_FINISHED
     _play_turns(state, tb, board, new_path_table(board.n_tiles), np.int64(n),
-                lookahead_scratch(state))
+                loop_scratch(state))
     return R.OK

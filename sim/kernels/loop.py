@@ -9,7 +9,11 @@ Each function takes a `ticks` array (sim.kernels.timing): (0,) to play, (N_PHASE
 to time each phase as it plays (`sim bench match --phases`). Each takes the
 lookahead's scratch (sim.kernels.lookahead.Scratch, built by
 sim.engine.match.lookahead_scratch); a skill-1 or skill-2 seat sets its orders at the
-opening of its turn, before it acts (sim.kernels.search.decide_orders).
+opening of its turn, before it acts (sim.kernels.search.decide_orders). A match with
+no such seat passes None instead (sim.engine.match.loop_scratch): numba then compiles
+the loop without the lookahead and the search, which a cold start of the common
+all-skill-0 match never needs. The engine picks the entry in Python:
+`run_match_held` (no scratch) or `run_match_held_skilled`.
 """
 
 from __future__ import annotations
@@ -98,7 +102,7 @@ def begin_match(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
-                  turn_log: np.ndarray, scratch: Scratch, ticks: np.ndarray) -> None:
+                  turn_log: np.ndarray, scratch: Scratch | None, ticks: np.ndarray) -> None:
     """The AI plays the active seat and every later seat of the current turn (a
     skill-1 or skill-2 seat sets its orders first, D11); the turn is recorded after its last seat
     played, before the next turn opens. ticks: sim.kernels.timing."""
@@ -120,7 +124,7 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
 def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_seats: np.int64,
-              path: np.ndarray, turn_log: np.ndarray, scratch: Scratch,
+              path: np.ndarray, turn_log: np.ndarray, scratch: Scratch | None,
               ticks: np.ndarray) -> bool:
     """Set up a match on an empty state and play it to its end; False, with nothing
     played, when the map cannot hold the seats' starts (D1). The one match loop: the
@@ -138,19 +142,32 @@ def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_s
 @njit
 def run_match_held(states: np.ndarray, tables: np.ndarray, board: Board, rng_map: np.ndarray,
                    n_seats: np.int64, path: np.ndarray, turn_log: np.ndarray,
-                   scratch: Scratch, ticks: np.ndarray) -> bool:
-    """`run_match` on the state and tables records held by (1,) record arrays
-    (states[0], tables[0], by reference: the state is played in place). Called from
-    Python, numba unboxes a record array in about a microsecond but a record scalar
-    of this size in tens of microseconds, every match. scratch.state_bytes is
-    `states` as uint8 (the lookahead copies the state through it)."""
+                   ticks: np.ndarray) -> bool:
+    """`run_match` of a match with no skill-1 or skill-2 seat (the common case), on the
+    state and tables records held by (1,) record arrays (states[0], tables[0], by
+    reference: the state is played in place). Called from Python, numba unboxes a
+    record array in about a microsecond but a record scalar of this size in tens of
+    microseconds, every match. Its scratch is None, so this kernel holds no lookahead
+    or search (search.decide_orders): a cold start of such a match does not compile
+    them."""
+    return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, None,
+                     ticks)
+
+
+@njit
+def run_match_held_skilled(states: np.ndarray, tables: np.ndarray, board: Board,
+                           rng_map: np.ndarray, n_seats: np.int64, path: np.ndarray,
+                           turn_log: np.ndarray, scratch: Scratch, ticks: np.ndarray) -> bool:
+    """run_match_held of a match with a skill-1 or skill-2 seat (D11): the same loop
+    with the lookahead's and the search's scratch. scratch.state_bytes is `states` as
+    uint8 (the lookahead copies the state through it)."""
     return run_match(states[0], tables[0], board, rng_map, n_seats, path, turn_log, scratch,
                      ticks)
 
 
 @njit
 def play_turns(st: State, tb: TableArrays, board: Board, path: np.ndarray, n: np.int64,
-               scratch: Scratch) -> None:
+               scratch: Scratch | None) -> None:
     """The AI plays every seat for `n` whole turns from the active seat (scenarios)."""
     turn_log = np.zeros((0, 1, TURN_FIELDS), dtype=np.int64)
     untimed = np.zeros(0, dtype=np.int64)

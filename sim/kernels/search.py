@@ -121,10 +121,17 @@ def search_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit
 def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                  scratch: Scratch) -> None:
+                  scratch: Scratch | None) -> None:
     """Before the seat acts: a skill-1 seat whose lookahead is due, or a skill-2 seat
     whose search is due, sets its orders (State.seat_plan, seat_target); every other
-    seat plays on as it is (D11: the levels differ only in how they pick orders)."""
+    seat plays on as it is (D11: the levels differ only in how they pick orders).
+
+    scratch None: a match with no skill-1 or skill-2 seat (sim.engine.match.loop_scratch).
+    numba prunes the branch below on the argument's type, so that specialisation is
+    this one test and the match loop that calls it never compiles the lookahead or
+    the search (a third of a cold compile)."""
+    if scratch is None:
+        return
     skill = st.seat_skill[seat]
     if skill == SKILL_SEARCH and decision_due(st, tb.search_start_pct, tb.search_stop_pct,
                                               tb.search_every_pct, tb.search_horizon_pct):

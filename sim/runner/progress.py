@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from sim.jitcache import engine_cached
+from sim.rules.codes import SKILL_LOOKAHEAD
 from sim.rules.tables import REPO_ROOT, Tables, load_tables
 from sim.runner.chunk import RunSettings, play_chunk
 from sim.runner.experiments import ChunkSpec
@@ -221,11 +222,13 @@ class _Progress:
 
 
 def warm_cache(say, every: float = 10.0) -> tuple[bool, float]:
-    """Compile the engine (a match and the scenario commands) into numba's cache, or
+    """Compile the engine (a match, a match with a skill-1 seat: the loop's entry with
+    the lookahead and the search, and the scenario commands) into numba's cache, or
     load it when the cache holds it: `sim warm`. On a cold cache, says first how long
     it should take (compile_estimate), then every `every` seconds how long it has taken
-    so far, from the clock (numba's compile is one call: nothing finer is known), and
-    records the compile for the next estimate. Returns (cold, seconds)."""
+    so far and which part compiles, from the clock (numba's compile is one call per
+    part: nothing finer is known), and records the compile for the next estimate.
+    Returns (cold, seconds)."""
 
     # the engine (numba) loads only when a warm-up is asked for: a sweep's parent,
     # which imports this module, never plays
@@ -233,8 +236,9 @@ def warm_cache(say, every: float = 10.0) -> tuple[bool, float]:
     from sim.engine.scenario import load_scenario, run_scenario
     from sim.jitcache import cache_dir
 
-    cold = not engine_cached()
+    cold = not engine_cached(skilled=True)
     done = threading.Event()
+    part = ["the match loop"]
     t0 = time.perf_counter()
     if cold:
         estimate, basis = compile_estimate()
@@ -243,13 +247,18 @@ def warm_cache(say, every: float = 10.0) -> tuple[bool, float]:
 
         def tell() -> None:
             while not done.wait(every):
-                say(f"  compiling: {time.perf_counter() - t0:.0f} s so far "
+                say(f"  compiling {part[0]}: {time.perf_counter() - t0:.0f} s so far "
                     f"(about {estimate:.0f} s expected)")
 
         threading.Thread(target=tell, daemon=True).start()
     try:
         tables = load_tables()
         play_match(tables, 1)
+        # the loop's entry for skill-1 and skill-2 seats holds both the lookahead and
+        # the search: one such match compiles it for a sweep of any skills
+        part[0] = "the lookahead and the search (skill 1 and 2)"
+        play_match(tables, 1, length="short", seat_ai=[{"skill": SKILL_LOOKAHEAD}])
+        part[0] = "the scenario commands"
         example = REPO_ROOT / "experiments" / "scenarios" / "capital_fall.toml"
         run_scenario(load_scenario(example, tables.source), check=True)
     finally:
