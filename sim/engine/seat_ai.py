@@ -1,5 +1,6 @@
 """Per-seat AI settings (issue 16): a skill level (D11: 0 the greedy utility AI, 1 a
-lookahead of its orders, 2 a search player) and what a seat is forbidden.
+lookahead of its orders, 2 a search player; or "random", random legal orders, the
+ladder's floor: issue 43) and what a seat is forbidden.
 
 An experiment's variant may give `seat_ai = [{ skill = 1 }, { forbid = ["observatory"] },
 {}, {}]`: seat index -> settings, `{}` keeping the defaults. The settings stay with
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sim.rules.codes import MECHANICS, SKILLS
+from sim.rules.codes import MECHANICS, SEAT_SKILLS, SKILL_RANDOM, SKILL_RANDOM_NAME, SKILLS
 from sim.rules.tables import Tables
 
 KEYS = ("skill", "forbid")
@@ -37,7 +38,8 @@ def forbid_names(tables: Tables) -> list[str]:
 def check_seat_ai(tables: Tables, seat_ai: Sequence[Mapping[str, Any]] | None,
                   n_seats: int) -> list[dict[str, Any]]:
     """The settings of each of `n_seats` seats, validated and normalised: a list of
-    {"skill": int, "forbid": sorted unique names}, defaults for seats not given.
+    {"skill": int, "forbid": sorted unique names} ("random" becomes SKILL_RANDOM),
+    defaults for seats not given.
     SeatAIError names the seat index, the key and the reason."""
     given = list(seat_ai or [])
     if len(given) > n_seats:
@@ -53,9 +55,11 @@ def check_seat_ai(tables: Tables, seat_ai: Sequence[Mapping[str, Any]] | None,
         if extra:
             raise SeatAIError(f"seat_ai[{s}].{extra[0]}: unknown key; use skill or forbid")
         skill = entry.get("skill", 0)
-        if isinstance(skill, bool) or not isinstance(skill, int) or skill not in SKILLS:
+        if skill == SKILL_RANDOM_NAME:
+            skill = SKILL_RANDOM
+        if isinstance(skill, bool) or not isinstance(skill, int) or skill not in SEAT_SKILLS:
             raise SeatAIError(f"seat_ai[{s}].skill: {skill!r}; one of "
-                              f"{', '.join(map(str, SKILLS))}")
+                              f"{', '.join(map(str, SKILLS))} or {SKILL_RANDOM_NAME!r}")
         forbid = entry.get("forbid", [])
         if not isinstance(forbid, list | tuple) or not all(isinstance(x, str) for x in forbid):
             raise SeatAIError(f"seat_ai[{s}].forbid: a list of names expected")
