@@ -38,7 +38,7 @@ from tests.test_runs_support import experiment_text, write
 @pytest.mark.nojit
 def test_random_is_a_seat_setting_with_its_own_code(tables):
     got = check_seat_ai(tables, [{"skill": "random"}, {}], 2)
-    assert got[0] == {"skill": R.SKILL_RANDOM, "forbid": []}
+    assert got[0] == {"skill": "random", "forbid": []}
     assert R.SKILL_RANDOM not in R.SKILLS  # not a level of D11: no bench row, no `skills`
 
 
@@ -120,7 +120,7 @@ def test_a_ladder_file_becomes_a_sweep_of_its_pairings(tmp_path):
     ladder, experiment = ladder_experiment(path)
     assert [v.id for v in experiment.variants] == [name for name, _ in pairings(ladder)]
     by_id = {v.id: v for v in experiment.variants}
-    assert [e["skill"] for e in by_id["random.vs.no-walls"].seat_ai] == [R.SKILL_RANDOM, 0]
+    assert [e["skill"] for e in by_id["random.vs.no-walls"].seat_ai] == ["random", 0]
     assert by_id["random.vs.no-walls"].seat_ai[1]["forbid"] == ["walls"]
     assert experiment.spec.matches == 8 and experiment.seats == 2
     bad = write(tmp_path / "b.toml", LADDER.format(tables=FIXTURE_TABLES, seats=2, matches=0))

@@ -50,7 +50,9 @@ def uniform_skill(variant: dict[str, Any]) -> int | None:
     seat_ai = variant.get("seat_ai") or []
     if any(e.get("forbid") for e in seat_ai):
         return None
-    skills = {int(e.get("skill", 0)) for e in seat_ai}
+    skills = {e.get("skill", 0) for e in seat_ai}
+    if any(not isinstance(k, int) for k in skills):  # random play is no level (issue 43)
+        return None
     if len(skills) > 1:
         return None
     return skills.pop() if skills else 0

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sim.outputs.folders import name_problem
-from sim.rules.codes import SEAT_SKILLS, SKILL_RANDOM, SKILL_RANDOM_NAME
+from sim.rules.codes import SKILL_RANDOM, SKILL_RANDOM_NAME, SKILLS
 
 # "skill-N" names agent N of D11; the separator of a pairing's variant name
 _SKILL_NAME = re.compile(r"skill-(\d+)")
@@ -111,15 +111,15 @@ class LadderSpec(_M):
         names = [a.name.lower() for a in agents]
         if len(set(names)) < len(names):
             raise ValueError("two agents share a name (letter case aside)")
+        for a in agents:
+            if a.skill != SKILL_RANDOM_NAME and (isinstance(a.skill, str)
+                                                 or a.skill not in SKILLS):
+                raise ValueError(f"agent {a.name}: skill {a.skill!r}; one of "
+                                 f"{', '.join(map(str, SKILLS))} or {SKILL_RANDOM_NAME!r}")
         settings = [(a.skill_code, tuple(sorted(set(a.forbid)))) for a in agents]
         if len(set(settings)) < len(settings):
             raise ValueError("two agents play the same settings: a pairing of them "
                              "measures nothing")
-        for a in agents:
-            if a.skill_code not in SEAT_SKILLS:
-                raise ValueError(f"agent {a.name}: skill {a.skill!r}; one of "
-                                 f"{', '.join(map(str, SEAT_SKILLS[:-1]))} or "
-                                 f"{SKILL_RANDOM_NAME!r}")
         return value
 
     @property

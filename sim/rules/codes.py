@@ -214,7 +214,6 @@ SKILL_GREEDY, SKILL_LOOKAHEAD, SKILL_SEARCH = SKILLS
 # in seat_ai, this code in the state and the seats table
 SKILL_RANDOM = 3
 SKILL_RANDOM_NAME = "random"
-SEAT_SKILLS = (*SKILLS, SKILL_RANDOM)
 # a seat's war order (State.seat_target), besides a city: the AI's own war target, or none
 ORDER_OWN_TARGET, ORDER_NO_WAR = -1, -2
 
