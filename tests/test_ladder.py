@@ -26,6 +26,7 @@ from sim.engine.seat_ai import check_seat_ai
 from sim.kernels.ai.random_play import random_orders
 from sim.kernels.lookahead import order_options
 from sim.outputs.ladder import LadderSpec, ladder_of_text, pairings
+from sim.report.html import build_report
 from sim.rules import codes as R
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.ladder import ladder_experiment
@@ -215,6 +216,8 @@ def test_sim_ladder_plays_the_pairings_and_prints_the_verdict(tmp_path):
     read = read_ladder(run.matches, run.provenance)
     assert read is not None and read["games"].height == 48
     assert int(read["matrix"]["wins"].sum() + read["matrix"]["draws"].sum() // 2) == 48
+    page = build_report(out)  # a ladder run's report opens with its heat map
+    assert "<h2>Ladder: " in page and "Head to head: the row agent" in page
 
 
 # --- conclusions at two levels --------------------------------------------------------

@@ -13,7 +13,6 @@ agents and pairings back.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -74,13 +73,4 @@ def ladder_experiment(path: str | Path) -> tuple[LadderSpec, Experiment]:
     return ladder, expand(spec, Path(path), text, lines)
 
 
-def is_ladder_file(path: str | Path) -> bool:
-    """Whether a TOML file has a [ladder] section (so `sim sweep` can point to `sim
-    ladder`)."""
-    try:
-        return "ladder" in tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-
-
-__all__ = ["is_ladder_file", "ladder_experiment", "ladder_spec"]
+__all__ = ["ladder_experiment", "ladder_spec"]
