@@ -19,8 +19,13 @@ disjoint blocks of matches of one sweep, so they are independent.
   flag of issue 16 ("sign flips" or "significance changes": each level's own Holm
   verdict compared) is scored on the same tries.
 - Planted: the change is `ai.lookahead.horizon_pct` 10 -> 0, which only a skill-1 seat
-  reads (at 0 it plays as skill 0): nothing at skill 0, the lookahead's whole effect
-  at skill 1. Levels: skill 0 and skill 1 on the same seeds. The test must fire.
+  reads (at 0 it plays as skill 0, match for match): nothing at skill 0, the
+  lookahead's whole effect at skill 1. Levels: skill 0 and skill 1 on the same seeds.
+  Its true interaction is the lookahead's effect on the mix, which today is small.
+- Planted of a known size (`--plant 5,10,15`, points): the same tries with, in the
+  change's arm at skill 1 alone, that many points of the matches (a seeded draw) moved
+  from a conquest to a turn-limit win: an interaction of exactly that size on both
+  types, in real matches' noise. The test must fire on the large ones.
 
 Prints, per scenario, the tries, how many fired, the rate with its Wilson 95 %
 interval, and per victory type how often its adjusted p was below 0.05.
@@ -102,6 +107,18 @@ def _try(frame: pl.DataFrame) -> tuple[list[float], bool]:
     return [1.0 if p != p else p for p in adjusted], old
 
 
+def _plant(frame: pl.DataFrame, points: float, rng: np.random.Generator) -> pl.DataFrame:
+    """The try with `points` % of its matches moved from conquest to turn limit in the
+    change's arm at level b ("cb") alone (matches drawn among its conquest wins)."""
+    cb = frame.filter(pl.col("variant") == "cb")
+    n = cb.height
+    wins = cb.filter(pl.col("victory") == "conquest")["match_index"].to_numpy()
+    moved = rng.choice(wins, size=min(round(points / 100 * n), wins.size), replace=False)
+    return frame.with_columns(
+        pl.when((pl.col("variant") == "cb") & pl.col("match_index").is_in(moved.tolist()))
+        .then(pl.lit("turn_limit")).otherwise(pl.col("victory")).alias("victory"))
+
+
 def _report(name: str, results: list[tuple[list[float], bool]], old: bool) -> None:
     fired = sum(any(p < ALPHA for p in ps) for ps, _ in results)
     n = len(results)
@@ -130,10 +147,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=43)
     parser.add_argument("--skip-null", action="store_true")
     parser.add_argument("--skip-planted", action="store_true")
+    parser.add_argument("--plant", default="5,10,15",
+                        help="sizes (points) of the interactions planted in the planted "
+                        "sweep's tries")
+    parser.add_argument("--no-play", action="store_true",
+                        help="read the run folders under --out as they are; play nothing")
     args = parser.parse_args()
     n = args.matches
     if not args.skip_null:
-        m = _sweep("null", 2 * args.tries * n, args.seats, args.length, args.seed,
+        m = load_run(args.out / "null").matches if args.no_play else \
+            _sweep("null", 2 * args.tries * n, args.seats, args.length, args.seed,
                    NULL_CHANGE, None, args.out, args.jobs)
         results = []
         for k in range(args.tries):
@@ -145,18 +168,21 @@ def main() -> int:
                 results, old=True)
     if not args.skip_planted:
         n = args.planted_matches
-        m = _sweep("planted", args.planted_tries * n, args.seats, args.length, args.seed + 1,
+        m = load_run(args.out / "planted").matches if args.no_play else \
+            _sweep("planted", args.planted_tries * n, args.seats, args.length, args.seed + 1,
                    PLANTED_CHANGE, [0, 1], args.out, args.jobs)
-        results = []
-        for k in range(args.planted_tries):
-            s = k * n
-            frame = pl.concat([_block(m, "change.skill-0", s, n, "ca"),
-                               _block(m, "baseline.skill-0", s, n, "ba"),
-                               _block(m, "change.skill-1", s, n, "cb"),
-                               _block(m, "baseline.skill-1", s, n, "bb")])
-            results.append(_try(frame))
+        frames = [pl.concat([_block(m, "change.skill-0", k * n, n, "ca"),
+                             _block(m, "baseline.skill-0", k * n, n, "ba"),
+                             _block(m, "change.skill-1", k * n, n, "cb"),
+                             _block(m, "baseline.skill-1", k * n, n, "bb")])
+                  for k in range(args.planted_tries)]
         _report(f"planted (ai.lookahead.horizon_pct 10 -> 0; {args.planted_tries} tries x "
-                f"{n} matches, skill 0 and 1)", results, old=True)
+                f"{n} matches, skill 0 and 1)", [_try(f) for f in frames], old=True)
+        rng = np.random.default_rng(args.seed)
+        for points in (float(p) for p in args.plant.split(",") if p):
+            _report(f"planted {points:g} points (conquest -> turn limit at skill 1 only; "
+                    f"{args.planted_tries} tries x {n} matches)",
+                    [_try(_plant(f, points, rng)) for f in frames], old=True)
     return 0
 
 
