@@ -20,6 +20,7 @@ from sim.analysis.ladder import (
     win_matrix,
 )
 from sim.analysis.load import load_run
+from sim.analysis.robustness import skill_effects, skill_interactions
 from sim.cli import app
 from sim.engine.match import new_match, outcome, play_match
 from sim.engine.seat_ai import check_seat_ai
@@ -238,3 +239,44 @@ def test_skills_play_every_variant_at_both_levels(tmp_path):
     clash = text.replace(extra, extra + 'seat_ai = [{ skill = 1 }]\n')
     with pytest.raises(ExperimentError, match="sets a skill"):
         load_experiment(write(tmp_path / "c.toml", clash))
+
+
+def _matches(arms: dict[str, list[str]]) -> pl.DataFrame:
+    rows = [(name, f"{name}:{i}", i, 0, v, 100, 0) for name, vs in arms.items()
+            for i, v in enumerate(vs)]
+    return pl.DataFrame(rows, schema={"variant": pl.Utf8, "match_id": pl.Utf8,
+                                      "match_index": pl.Int64, "winner": pl.Int64,
+                                      "victory": pl.Utf8, "end_turn": pl.Int64,
+                                      "events_dropped": pl.Int64}, orient="row")
+
+
+@pytest.mark.nojit
+def test_a_change_that_matters_only_when_played_well_is_only_at_that_skill():
+    """Planted: the change moves 60 of 300 conquests to the turn limit at skill 1 and
+    nothing at skill 0; the interaction is exactly that, and its verdict says so. The
+    same effect at both skills holds at both."""
+    one = [{"skill": 1, "forbid": []}] * 4
+    prov = {"variants": [{"id": i, "overrides": o, "seat_ai": s, "tables": {}}
+                         for i, o, s in [("base", {}, []), ("walls", {"k": 1}, []),
+                                         ("base-1", {}, one), ("walls-1", {"k": 1}, one)]]}
+    n = 300
+    base = ["conquest" if i % 2 else "science" for i in range(n)]
+    moved = ["turn_limit" if v == "conquest" and i < 120 else v for i, v in enumerate(base)]
+    planted = _matches({"base": base, "walls": base, "base-1": base, "walls-1": moved})
+    effects = skill_effects(planted, prov, "base")
+    wide = {r["metric"]: r for r in skill_interactions(planted, effects).to_dicts()}
+    conquest = wide["victory=conquest"]
+    assert conquest["verdict"] == "only at skill 1"
+    assert conquest["interaction"] == pytest.approx(-60 / n)
+    assert conquest["int_lo"] < -60 / n < conquest["int_hi"] < 0
+    assert wide["victory=science"]["verdict"] == "holds at both"
+    # the same move at both skills: a large effect, no interaction
+    both = _matches({"base": base, "walls": moved, "base-1": base, "walls-1": moved})
+    same = {r["metric"]: r for r in skill_interactions(
+        both, skill_effects(both, prov, "base")).to_dicts()}
+    assert same["victory=conquest"]["verdict"] == "holds at both"
+    assert same["victory=conquest"]["changed_a"] and same["victory=conquest"]["changed_b"]
+    # the report's other tests join the family: the correction is stricter, never looser
+    alone = skill_interactions(planted, effects)
+    joined = skill_interactions(planted, effects, family=[0.5] * 50)
+    assert joined["p_holm"].drop_nulls().min() > alone["p_holm"].drop_nulls().min()
