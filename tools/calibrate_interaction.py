@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from sim.analysis._frames import VICTORIES
-from sim.analysis.load import load_run
+from sim.analysis.load import read_table
 from sim.analysis.paired import paired_victory_tests
 from sim.analysis.robustness import interaction_test
 from sim.analysis.stats import holm, wilson
@@ -76,7 +76,7 @@ def _sweep(name: str, matches: int, seats: int, length: str, seed: int, change: 
         experiment = load_experiment(path)
         folder = out / name
         run_sweep(experiment, folder, jobs, progress=True, replace_stale=True)
-    return load_run(folder).matches
+    return read_table(folder, "matches")
 
 
 def _block(matches: pl.DataFrame, variant: str, start: int, n: int, name: str) -> pl.DataFrame:
@@ -155,7 +155,7 @@ def main() -> int:
     args = parser.parse_args()
     n = args.matches
     if not args.skip_null:
-        m = load_run(args.out / "null").matches if args.no_play else \
+        m = read_table(args.out / "null", "matches") if args.no_play else \
             _sweep("null", 2 * args.tries * n, args.seats, args.length, args.seed,
                    NULL_CHANGE, None, args.out, args.jobs)
         results = []
@@ -168,7 +168,7 @@ def main() -> int:
                 results, old=True)
     if not args.skip_planted:
         n = args.planted_matches
-        m = load_run(args.out / "planted").matches if args.no_play else \
+        m = read_table(args.out / "planted", "matches") if args.no_play else \
             _sweep("planted", args.planted_tries * n, args.seats, args.length, args.seed + 1,
                    PLANTED_CHANGE, [0, 1], args.out, args.jobs)
         frames = [pl.concat([_block(m, "change.skill-0", k * n, n, "ca"),

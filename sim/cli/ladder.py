@@ -63,11 +63,14 @@ def ladder_cmd(file: Annotated[Path, typer.Argument(help="Ladder TOML file (a [l
 
 def print_ladder(folder: Path) -> None:
     """The ladder's matrix, ratings and verdict of a finished ladder run."""
-    from sim.analysis.ladder import read_ladder
-    from sim.analysis.load import load_run
+    import json
 
-    run = load_run(folder)
-    read = read_ladder(run.matches, run.provenance)
+    from sim.analysis.ladder import read_ladder
+    from sim.analysis.load import read_table
+
+    # the matches table alone: the events and turns of a large ladder fill the memory
+    provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+    read = read_ladder(read_table(folder, "matches"), provenance)
     if read is None:
         fail(f"{folder}: not a ladder run")
     typer.echo("\nhead-to-head: row agent's share of the decided matches against the "
