@@ -12,7 +12,12 @@ import pytest
 
 from sim.analysis.importance import baseline_use, strategy_importance
 from sim.analysis.load import load_run
-from sim.analysis.robustness import skill_arms, skill_effects, skill_robustness, uniform_skill
+from sim.analysis.robustness import (
+    skill_arms,
+    skill_effects,
+    skill_interactions,
+    uniform_skill,
+)
 from sim.engine.commands import run_command
 from sim.engine.match import new_match, outcome, play_match
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, seat_masks
@@ -210,7 +215,7 @@ def test_uniform_skill_reads_every_seat_and_leaves_out_mixed_or_forbidding_varia
 
 
 @pytest.mark.nojit
-def test_an_effect_that_flips_with_skill_is_flagged_and_a_steady_one_is_robust():
+def test_an_effect_that_flips_with_skill_is_flagged_and_a_steady_one_holds_at_both():
     one = [{"skill": 1, "forbid": []}] * 4
     prov = _prov([("base", {}, []), ("cheap", {"k": 1}, []),
                   ("base-1", {}, one), ("cheap-1", {"k": 1}, one)])
@@ -234,11 +239,16 @@ def test_an_effect_that_flips_with_skill_is_flagged_and_a_steady_one_is_robust()
                                          "events_dropped": pl.Int64}, orient="row")
     effects = skill_effects(matches, prov, "base")
     assert set(effects.get_column("skill").to_list()) == {0, 1}
-    wide = {r["metric"]: r for r in skill_robustness(effects).to_dicts()}
-    assert wide["victory=science"]["flag"] == "sign flips"
-    assert wide["victory=science"]["difference_0"] > 0 > wide["victory=science"]["difference_1"]
-    assert wide["victory=conquest"]["flag"] == "robust"
-    assert not wide["victory=conquest"]["changed_0"]
+    wide = {r["metric"]: r for r in skill_interactions(matches, effects).to_dicts()}
+    science = wide["victory=science"]
+    assert science["verdict"] == "flips sign"
+    assert science["difference_a"] > 0 > science["difference_b"]
+    # the interaction is the effect at skill 1 minus the one at skill 0, per match
+    assert science["interaction"] == pytest.approx(science["difference_b"]
+                                                   - science["difference_a"])
+    assert science["int_hi"] < 0 and science["p_holm"] < 0.05
+    assert wide["victory=conquest"]["verdict"] == "holds at both"
+    assert wide["victory=conquest"]["p_value"] is None  # no match's contrast moved
 
 
 # --- end to end: a small restricted and graded-skill sweep, and its report ------
@@ -290,13 +300,13 @@ seat_ai = [{ skill = 1 }, { skill = 1 }, { skill = 1 }, { skill = 1 }]
     assert uses("no-city-attacks", city_attack) == 0
     effects = skill_effects(run.matches, run.provenance, "baseline")
     assert set(effects.get_column("skill")) == {0, 1}
-    wide = skill_robustness(effects)
+    wide = skill_interactions(run.matches, effects)
     changes = set(wide.get_column("change"))
     assert len(changes) == 1 and next(iter(changes)).startswith("dominance.share_pct")
     assert wide.height == 4  # one row per victory type of V01, at both skills
     page = build_report(tmp_path / "run")
     assert "What each strategy is worth" in page
-    assert "Effects by AI skill" in page
+    assert "Effects by AI skill" in page and "holds at both" in page
     assert np.isfinite(table.get_column("difference").to_numpy()).all()
 
 

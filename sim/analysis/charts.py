@@ -360,3 +360,28 @@ def comeback_rate(summary: pl.DataFrame) -> alt.Chart:
         pl.lit("comeback").alias("kind"))
     return interval_points(rows, "mean", "kind", "Comebacks: the winner was behind at "
                            "half time (95% Wilson intervals)")
+
+
+def ladder_heatmap(matrix: pl.DataFrame, agents: list[str]) -> alt.Chart:
+    """The ladder's win-rate matrix (sim.analysis.ladder.win_matrix) as a heat map: row
+    agent's share of its decided matches against the column agent, both seat orders
+    pooled; blue above 50 %, red below; the cell's text the share, its tooltip the
+    Wilson interval and the counts."""
+    frame = matrix.with_columns((pl.col("share") * 100).round(1).alias("percent"),
+                                pl.format("{}–{} %", (pl.col("lo") * 100).round(1),
+                                          (pl.col("hi") * 100).round(1)).alias("interval"))
+    axis = {"sort": agents, "title": None}
+    base = alt.Chart(_data(frame)).encode(
+        x=alt.X("opponent:N", **axis, axis=alt.Axis(orient="top", labelAngle=0)),
+        y=alt.Y("agent:N", **axis))
+    cells = base.mark_rect().encode(
+        color=alt.Color("share:Q", scale=alt.Scale(scheme="redblue", domain=[0, 1],
+                                                   domainMid=0.5),
+                        title="row wins", legend=alt.Legend(format="%")),
+        tooltip=[alt.Tooltip("agent:N"), alt.Tooltip("opponent:N"),
+                 alt.Tooltip("percent:Q", title="wins %"), alt.Tooltip("interval:N"),
+                 alt.Tooltip("wins:Q"), alt.Tooltip("losses:Q"), alt.Tooltip("draws:Q")])
+    text = base.mark_text(fontSize=12).encode(text=alt.Text("percent:Q", format=".1f"))
+    side = 48 * max(len(agents), 2)
+    return (cells + text).properties(width=side, height=side,
+                                     title="Head to head: the row agent's win share")

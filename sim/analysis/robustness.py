@@ -5,9 +5,24 @@ A robustness sweep plays each balance change twice: once with every seat at skil
 and once with every seat at skill 1 (its variants differ only in `seat_ai`'s skill),
 each against the baseline's tables at the same skill, on the same seeded matches.
 `skill_effects` gives every change's paired effect on each victory share at each
-skill; `skill_robustness` sets them side by side and flags a conclusion whose sign
-or significance changes with skill: a designer should not act on it without a
-human playtest.
+skill; `skill_interactions` sets them side by side with a real interaction test (issue
+43): the difference of the two paired effects, per match, between two skills, with its
+interval and a p-value corrected with the rest of the report's family. Its verdicts:
+"holds at both" (no significant interaction), "flips sign" (the effect is significant
+at both skills, in opposite directions), "only at skill N" (significant at one skill
+only), "larger at skill N" (significant at both, one way, more at N), "differs by
+skill" (the interaction is significant, neither effect alone).
+
+The test. Match i of all four arms (the change and the baseline's tables, at skill a
+and at skill b) is played on the same seeds, so per match the contrast
+c_i = (change_b,i − base_b,i) − (change_a,i − base_a,i) of the indicator "victory = X"
+is one draw whose mean is the interaction; matches are independent, so a paired t
+test on c_i is its test, and its t interval the interaction's interval. An experiment
+names its two skills with `skills = [a, b]` (sim.runner.experiments: every variant is
+played at both). tools/calibrate_interaction.py checks it fires at its nominal rate
+with no interaction and fires on a planted one (docs/statistics.md). It replaces the
+flag of issue 16 ("significance changes with skill"), which compared two
+significance verdicts and fired in up to half of the tries where nothing interacted.
 
 Skill of a variant: the one skill every seat plays at (its provenance's
 `variants[].seat_ai`; none given is skill 0). A variant whose seats play at
@@ -20,12 +35,13 @@ from typing import Any
 
 import polars as pl
 
-from sim.analysis._frames import VICTORIES, sort_keys
+from sim.analysis._frames import VICTORIES, finished, sort_keys
 from sim.analysis.headline import override_words
 from sim.analysis.paired import paired_victory_tests
-from sim.analysis.stats import holm
+from sim.analysis.stats import holm, paired_t
 
-FLAGS = ("sign flips", "significance changes", "robust")
+VERDICTS = ("flips sign", "only at skill", "larger at skill", "differs by skill",
+            "holds at both")
 
 
 def uniform_skill(variant: dict[str, Any]) -> int | None:
@@ -34,7 +50,9 @@ def uniform_skill(variant: dict[str, Any]) -> int | None:
     seat_ai = variant.get("seat_ai") or []
     if any(e.get("forbid") for e in seat_ai):
         return None
-    skills = {int(e.get("skill", 0)) for e in seat_ai}
+    skills = {e.get("skill", 0) for e in seat_ai}
+    if any(not isinstance(k, int) for k in skills):  # random play is no level (issue 43)
+        return None
     if len(skills) > 1:
         return None
     return skills.pop() if skills else 0
@@ -108,43 +126,94 @@ def skill_effects(matches: pl.DataFrame, provenance: dict[str, Any], baseline: s
     return sort_keys(out.select(list(schema)), ["change", "metric", "skill"], {"metric": order})
 
 
-def skill_robustness(effects: pl.DataFrame) -> pl.DataFrame:
-    """`skill_effects` side by side: one row per change × metric seen at two skills
-    or more.
+def _indicators(matches: pl.DataFrame, variant: str, victory: str) -> pl.DataFrame:
+    """match_index -> 1.0 when the variant's finished match ended in `victory`."""
+    return (finished(matches).filter(pl.col("variant") == variant)
+            .select("match_index", (pl.col("victory") == victory).cast(pl.Float64)
+                    .alias("x")))
 
-    Columns: change, metric, then for each skill k present: difference_k, lo_k,
-    hi_k, changed_k; and flag: "sign flips" (changed at two skills in opposite
-    directions), "significance changes" (changed at some skill, not at another) or
-    "robust" (changed at every skill in one direction, or at none). Sorted like
-    skill_effects, flagged rows first."""
-    if effects.height == 0:
-        return pl.DataFrame(schema={"change": pl.Utf8, "metric": pl.Utf8, "flag": pl.Utf8})
-    skills = sorted(effects.get_column("skill").unique().to_list())
+
+def interaction_test(matches: pl.DataFrame, arms: tuple[str, str, str, str], victory: str,
+                     confidence: float = 0.95) -> dict[str, Any]:
+    """The interaction of one change on "victory = X" between two skills. arms: (change
+    at skill a, baseline at a, change at b, baseline at b). Returns interaction (effect
+    at b − effect at a, a share), lo, hi (t interval of the per-match contrast), p_value
+    (paired t; None when every contrast is 0: no match says anything), n_pairs (matches
+    finished in all four arms)."""
+    parts = [_indicators(matches, v, victory).rename({"x": f"x{k}"})
+             for k, v in enumerate(arms)]
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = joined.join(part, on="match_index", how="inner")
+    contrast = ((joined["x2"] - joined["x3"]) - (joined["x0"] - joined["x1"])).to_numpy()
+    mean, lo, hi, p, n = paired_t(contrast, confidence)
+    if n and not contrast.any():
+        p = None
+    return {"interaction": mean, "int_lo": lo, "int_hi": hi, "p_value": p, "n_pairs": n}
+
+
+def _verdict(row: dict[str, Any], alpha: float) -> str:
+    """The verdict of one interaction row (module docstring)."""
+    p = row["p_holm"]
+    if p is None or not p < alpha:
+        return "holds at both"
+    a, b = row["skill_a"], row["skill_b"]
+    ca, cb = row["changed_a"], row["changed_b"]
+    if ca and cb:
+        if (row["difference_a"] > 0) != (row["difference_b"] > 0):
+            return "flips sign"
+        return f"larger at skill {b if abs(row['difference_b']) > abs(row['difference_a']) else a}"
+    if ca or cb:
+        return f"only at skill {a if ca else b}"
+    return "differs by skill"
+
+
+def skill_interactions(matches: pl.DataFrame, effects: pl.DataFrame,
+                       confidence: float = 0.95,
+                       family: list[float | None] | None = None) -> pl.DataFrame:
+    """`skill_effects` side by side for each pair of skills (a < b) a change was played
+    at, with the interaction test of each change × victory type.
+
+    Columns: change, metric, skill_a, skill_b, difference_a, lo_a, hi_a, changed_a (the
+    effect at skill a, its paired interval and its significance after skill_effects'
+    Holm), the same for b, interaction (difference at b − at a), int_lo, int_hi, p_value,
+    p_holm (Holm over these rows together with `family`: the report passes its other
+    tests' p-values, so the interactions join the report's one family), verdict
+    (VERDICTS), n_pairs. Sorted by verdict (a change that depends on skill first),
+    change, metric."""
+    schema = {"change": pl.Utf8, "metric": pl.Utf8, "skill_a": pl.Int64,
+              "skill_b": pl.Int64, "difference_a": pl.Float64, "lo_a": pl.Float64,
+              "hi_a": pl.Float64, "changed_a": pl.Boolean, "difference_b": pl.Float64,
+              "lo_b": pl.Float64, "hi_b": pl.Float64, "changed_b": pl.Boolean,
+              "interaction": pl.Float64, "int_lo": pl.Float64, "int_hi": pl.Float64,
+              "p_value": pl.Float64, "p_holm": pl.Float64, "verdict": pl.Utf8,
+              "n_pairs": pl.Int64}
     rows = []
     for (change, metric), part in effects.group_by(["change", "metric"], maintain_order=True):
-        seen = part.to_dicts()
-        if len({r["skill"] for r in seen}) < 2:
-            continue
-        row: dict[str, Any] = {"change": change, "metric": metric}
-        for k in skills:
-            hit = [r for r in seen if r["skill"] == k]
-            for col in ("difference", "lo", "hi", "changed"):
-                row[f"{col}_{k}"] = hit[0][col] if hit else None
-        changed = [r for r in seen if r["changed"]]
-        directions = {r["difference"] > 0 for r in changed}
-        if len(directions) > 1:
-            row["flag"] = "sign flips"
-        elif changed and len(changed) < len(seen):
-            row["flag"] = "significance changes"
-        else:
-            row["flag"] = "robust"
-        rows.append(row)
-    schema: dict[str, Any] = {"change": pl.Utf8, "metric": pl.Utf8}
-    for k in skills:
-        schema.update({f"difference_{k}": pl.Float64, f"lo_{k}": pl.Float64,
-                       f"hi_{k}": pl.Float64, f"changed_{k}": pl.Boolean})
-    schema["flag"] = pl.Utf8
+        seen = sorted(part.to_dicts(), key=lambda r: r["skill"])
+        for i, ra in enumerate(seen):
+            for rb in seen[i + 1:]:
+                victory = metric.removeprefix("victory=")
+                test = interaction_test(matches, (ra["variant"], ra["base"], rb["variant"],
+                                                  rb["base"]), victory, confidence)
+                rows.append({"change": change, "metric": metric, "skill_a": ra["skill"],
+                             "skill_b": rb["skill"],
+                             **{f"{c}_a": ra[c] for c in ("difference", "lo", "hi",
+                                                          "changed")},
+                             **{f"{c}_b": rb[c] for c in ("difference", "lo", "hi",
+                                                          "changed")},
+                             **test})
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    extra = list(family or [])
+    adjusted = holm([r["p_value"] for r in rows] + extra)[: len(rows)]
+    alpha = 1.0 - confidence
+    for r, p in zip(rows, adjusted, strict=True):
+        r["p_holm"] = None if p != p else p  # NaN (no test) -> null
+        r["verdict"] = _verdict(r, alpha)
     out = pl.DataFrame(rows, schema=schema, orient="row")
+    rank = {v: i for i, v in enumerate(VERDICTS)}
     order = [f"victory={v}" for v in VICTORIES]
-    return sort_keys(out, ["flag", "change", "metric"],
-                     {"flag": FLAGS, "metric": order})
+    kinds = [v.rstrip("0123456789").rstrip() for v in out["verdict"].to_list()]
+    out = out.with_columns(pl.Series("_rank", [rank.get(k, len(rank)) for k in kinds]))
+    return sort_keys(out, ["_rank", "change", "metric"], {"metric": order}).drop("_rank")

@@ -30,7 +30,7 @@ import typer
 # the command modules register their commands as they are imported, in the order
 # `sim --help` lists them
 # isort: off
-from sim.cli import play, sweep, sensitivity, tune, runs, replay, bench, start  # noqa: F401
+from sim.cli import play, sweep, ladder, sensitivity, tune, runs, replay, bench, start  # noqa: F401
 # isort: on
 from sim.cli.common import app, signal_name
 

@@ -36,6 +36,7 @@ from sim.rules.codes import (
     LOG_DOMINANCE,
     LOG_SCIENCE_STOCK,
     MAX_SEATS,
+    SKILL_RANDOM,
     TURN_FIELDS,
     TURN_LOG_FIELDS,
     VICTORY_NAMES,
@@ -284,6 +285,8 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
         for field, values in seat_masks(tables, check_seat_ai(tables, seat_ai,
                                                               n_seats)).items():
             st[field][: len(values)] = values
+        for s in np.flatnonzero(st["seat_skill"][:n_seats] == SKILL_RANDOM):  # its own stream
+            st["rng_random"][s] = stream_seed(seed, match_index, Purpose.RANDOM_PLAY, int(s))
     turn_log = np.zeros((last_turn + 1, MAX_SEATS, TURN_FIELDS + len(tables.unit_names)),
                         dtype=np.int64)
     rng_map = new_state(stream_seed(seed, match_index, Purpose.MAP))
@@ -380,7 +383,7 @@ def lookahead_scratch(state: State) -> Scratch:
     of the same types: no allocation, and the compiled loop is the same one."""
     holder = _holder(state)
     n = int(state["n_seats"][0])
-    if int(state["seat_skill"][:n].max()) < R.SKILL_LOOKAHEAD:
+    if not np.isin(state["seat_skill"][:n], (R.SKILL_LOOKAHEAD, R.SKILL_SEARCH)).any():
         none, none_bytes = _no_scratch(holder.dtype)
         return Scratch(none, none_bytes, none_bytes, np.zeros(2, dtype=np.int64))
     scratch = np.empty_like(holder)

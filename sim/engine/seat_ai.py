@@ -1,5 +1,6 @@
 """Per-seat AI settings (issue 16): a skill level (D11: 0 the greedy utility AI, 1 a
-lookahead of its orders, 2 a search player) and what a seat is forbidden.
+lookahead of its orders, 2 a search player; or "random", random legal orders, the
+ladder's floor: issue 43) and what a seat is forbidden.
 
 An experiment's variant may give `seat_ai = [{ skill = 1 }, { forbid = ["observatory"] },
 {}, {}]`: seat index -> settings, `{}` keeping the defaults. The settings stay with
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sim.rules.codes import MECHANICS, SKILLS
+from sim.rules.codes import MECHANICS, SKILL_RANDOM, SKILL_RANDOM_NAME, SKILLS
 from sim.rules.tables import Tables
 
 KEYS = ("skill", "forbid")
@@ -37,7 +38,8 @@ def forbid_names(tables: Tables) -> list[str]:
 def check_seat_ai(tables: Tables, seat_ai: Sequence[Mapping[str, Any]] | None,
                   n_seats: int) -> list[dict[str, Any]]:
     """The settings of each of `n_seats` seats, validated and normalised: a list of
-    {"skill": int, "forbid": sorted unique names}, defaults for seats not given.
+    {"skill": int or "random", "forbid": sorted unique names}, defaults for seats not
+    given.
     SeatAIError names the seat index, the key and the reason."""
     given = list(seat_ai or [])
     if len(given) > n_seats:
@@ -53,9 +55,11 @@ def check_seat_ai(tables: Tables, seat_ai: Sequence[Mapping[str, Any]] | None,
         if extra:
             raise SeatAIError(f"seat_ai[{s}].{extra[0]}: unknown key; use skill or forbid")
         skill = entry.get("skill", 0)
-        if isinstance(skill, bool) or not isinstance(skill, int) or skill not in SKILLS:
+        # random play is named, not numbered: it is no level of D11 (SKILLS)
+        if skill != SKILL_RANDOM_NAME and (isinstance(skill, bool) or
+                                           not isinstance(skill, int) or skill not in SKILLS):
             raise SeatAIError(f"seat_ai[{s}].skill: {skill!r}; one of "
-                              f"{', '.join(map(str, SKILLS))}")
+                              f"{', '.join(map(str, SKILLS))} or {SKILL_RANDOM_NAME!r}")
         forbid = entry.get("forbid", [])
         if not isinstance(forbid, list | tuple) or not all(isinstance(x, str) for x in forbid):
             raise SeatAIError(f"seat_ai[{s}].forbid: a list of names expected")
@@ -66,6 +70,11 @@ def check_seat_ai(tables: Tables, seat_ai: Sequence[Mapping[str, Any]] | None,
                                   "research:<tech>")
         out.append({"skill": skill, "forbid": sorted(set(forbid))})
     return out
+
+
+def skill_code(skill: int | str) -> int:
+    """The state's code of a seat_ai skill: the level itself, SKILL_RANDOM for "random"."""
+    return SKILL_RANDOM if skill == SKILL_RANDOM_NAME else int(skill)
 
 
 def seat_masks(tables: Tables, settings: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
@@ -89,7 +98,7 @@ def seat_masks(tables: Tables, settings: Sequence[Mapping[str, Any]]) -> dict[st
                 bits["m"] |= 1 << MECHANICS.index(name)
             else:
                 bits["t"] |= 1 << techs.index(name.removeprefix("research:"))
-        masks["seat_skill"].append(int(entry.get("skill", 0)))
+        masks["seat_skill"].append(skill_code(entry.get("skill", 0)))
         masks["seat_forbid_units"].append(bits["u"])
         masks["seat_forbid_buildings"].append(bits["b"])
         masks["seat_forbid_techs"].append(bits["t"])
@@ -102,4 +111,5 @@ def is_default(settings: Sequence[Mapping[str, Any]] | None) -> bool:
     return not settings or all(not e.get("skill") and not e.get("forbid") for e in settings)
 
 
-__all__ = ["SeatAIError", "check_seat_ai", "forbid_names", "is_default", "seat_masks"]
+__all__ = ["SeatAIError", "check_seat_ai", "forbid_names", "is_default", "seat_masks",
+           "skill_code"]

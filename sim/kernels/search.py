@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
+from sim.kernels.ai.random_play import random_orders
 from sim.kernels.lookahead import (
     Scratch,
     decision_due,
@@ -44,7 +45,7 @@ from sim.kernels.lookahead import (
     order_options,
     play_out,
 )
-from sim.rules.codes import SKILL_LOOKAHEAD, SKILL_SEARCH
+from sim.rules.codes import SKILL_LOOKAHEAD, SKILL_RANDOM, SKILL_SEARCH
 from sim.world.rng import next_u64
 
 if TYPE_CHECKING:
@@ -122,11 +123,13 @@ def search_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 @njit
 def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
                   scratch: Scratch | None) -> None:
-    """Before the seat acts: a skill-1 seat whose lookahead is due, or a skill-2 seat
-    whose search is due, sets its orders (State.seat_plan, seat_target); every other
-    seat plays on as it is (D11: the levels differ only in how they pick orders).
+    """Before the seat acts: a skill-1 seat whose lookahead is due, a skill-2 seat
+    whose search is due, or a random-play seat (each turn) sets its orders
+    (State.seat_plan, seat_target); every other seat plays on as it is (D11: the
+    levels differ only in how they pick orders).
 
-    scratch None: a match with no skill-1 or skill-2 seat (sim.engine.match.loop_scratch).
+    scratch None: a match with no skill-1, skill-2 or random-play seat
+    (sim.engine.match.loop_scratch).
     numba prunes the branch below on the argument's type, so that specialisation is
     this one test and the match loop that calls it never compiles the lookahead or
     the search (a third of a cold compile)."""
@@ -141,6 +144,8 @@ def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, se
                                                    tb.lookahead_every_pct,
                                                    tb.lookahead_horizon_pct):
         plan, target = lookahead_orders(st, tb, board, path, seat, scratch)
+    elif skill == SKILL_RANDOM:  # every turn (sim.kernels.ai.random_play)
+        plan, target = random_orders(st, tb, board, seat)
     else:
         return
     st.seat_plan[seat] = plan

@@ -22,6 +22,7 @@ from sim.analysis.anomalies import anomalies, anomaly_counts
 from sim.analysis.gate import summary as gate_summary
 from sim.analysis.headline import headline
 from sim.analysis.importance import MARGIN, baseline_use, strategy_importance
+from sim.analysis.ladder import read_ladder
 from sim.analysis.load import (
     EVENT_SLICE,
     Run,
@@ -34,7 +35,7 @@ from sim.analysis.load import (
     scan_run,
     sum_over_slices,
 )
-from sim.analysis.robustness import skill_effects, skill_robustness
+from sim.analysis.robustness import skill_effects, skill_interactions
 from sim.analysis.truces import truce_summary
 from sim.outputs.games import game_of_run
 from sim.outputs.settings import report_settings
@@ -498,11 +499,41 @@ def _strategy_worth_section(page: _Page) -> None:
 
 
 def _skill_section(page: _Page) -> None:
-    """Each change's effects at every AI skill, when the variants play more than one."""
+    """Each change's effects at two AI skills and their interaction test, when the
+    variants play more than one skill (an experiment's `skills`, issue 43)."""
     effects = skill_effects(page.run.matches, page.prov, page.baseline)
     if effects.height and effects.get_column("skill").n_unique() > 1:
-        page.section("Does it survive a stronger player? Effects by AI skill",
-                     _skill_robustness(effects, page.figure))
+        tests = page.tables.tests
+        family = tests.get_column("p_value").to_list() if tests is not None and \
+            tests.height else []
+        page.section("Does it hold at both levels of play? Effects by AI skill",
+                     _skill_interactions(skill_interactions(page.run.matches, effects,
+                                                            family=family),
+                                         effects, len(family), page.figure))
+
+
+def _ladder_section(page: _Page) -> None:
+    """A ladder run (sim ladder): the head-to-head heat map, the ratings and whether
+    each rung beats the one below it."""
+    read = read_ladder(page.run.matches, page.prov)
+    if read is None:
+        return
+    pct = {c: "pct" for c in ("share", "lo", "hi")}
+    page.section(f"Ladder: {read['verdict']}",
+                 page.figure(later.ladder_heatmap(read["matrix"], read["agents"]),
+                             "The row agent's share of its decided matches against the "
+                             "column agent, both seat orders on the same seeds; the "
+                             "tooltip gives the Wilson 95% interval.") +
+                 f"<h3>Rating ({html.escape(read['rating_name'])})</h3>" +
+                 _table(read["ratings"]) +
+                 "<h3>Each rung against the one below it</h3>" +
+                 _table(read["steps"], pct, highlight="beats") +
+                 "<p class='muted'>Bradley-Terry (two seats; choix): agent i beats agent j "
+                 "with chance 1 / (1 + exp(r_j − r_i)), intervals by a bootstrap over the "
+                 "matches of each pairing; openskill (more seats): Plackett-Luce mu ± 1.96 "
+                 "sigma. Rungs: the agents without a forbid, in the file's order. "
+                 "Monotone: every rung's head-to-head interval above 50 % (the target: "
+                 "55 % or more).</p>")
 
 
 def _summary_section(page: _Page) -> None:
@@ -778,7 +809,7 @@ def _provenance_section(page: _Page) -> None:
 # the report's sections in page order; each writes none, one or (dose-response) several
 _SECTIONS: tuple[Callable[[_Page], None], ...] = (
     _gate_section, _sequential_section,
-    _history_section, _headline_section, _strategy_worth_section,
+    _history_section, _ladder_section, _headline_section, _strategy_worth_section,
     _skill_section, _summary_section, _changed_section, _victory_mix_section,
     _victory_types_section, _game_quality_section, _dose_response_sections,
     _end_turns_section, _gold_section,
@@ -878,22 +909,28 @@ def _strategy_worth(worth: pl.DataFrame, use: pl.DataFrame, baseline: str, figur
             f"whole interval within ±{MARGIN:.0%}; undecided: run more matches.</p>")
 
 
-def _skill_robustness(effects: pl.DataFrame, figure) -> str:
-    """Each change's effects at every skill side by side, flagged where the conclusion
-    depends on the AI's skill."""
-    wide = skill_robustness(effects)
-    fragile = wide.filter(pl.col("flag") != "robust").height
-    cols = [c for c in wide.columns if c.split("_")[0] in ("difference", "lo", "hi")]
-    return (f"<p>{fragile} of {wide.height} conclusions change with the AI's skill.</p>" +
-            _table(wide.with_columns((pl.col("flag") != "robust").alias("fragile")),
-                   {c: "pct" for c in cols}, highlight="fragile") +
+def _skill_interactions(wide: pl.DataFrame, effects: pl.DataFrame, family: int,
+                        figure) -> str:
+    """Each change's effects at two skills side by side, with the interaction test and
+    its verdict (sim.analysis.robustness.skill_interactions)."""
+    depends = wide.filter(pl.col("verdict") != "holds at both").height
+    pct = {c: "pct" for c in ("difference_a", "lo_a", "hi_a", "difference_b", "lo_b",
+                              "hi_b", "interaction", "int_lo", "int_hi")}
+    return (f"<p>{depends} of {wide.height} effects depend on the level of play.</p>" +
+            _table(wide.with_columns((pl.col("verdict") != "holds at both")
+                                     .alias("depends")),
+                   {**pct, "p_value": "p", "p_holm": "p"}, highlight="depends") +
             figure(later.skill_sides(effects), "Each change minus the baseline's tables "
                    "at the same skill, on the same matches; 95% paired intervals.") +
-            "<p class='muted'>The variants differ only in every seat's skill "
-            "(<code>seat_ai</code>); each skill is its own Holm family. sign flips: "
-            "significant in opposite directions at two skills; significance changes: "
-            "significant at one skill only. A fragile conclusion may be the AI's habit, "
-            "not the game's balance.</p>")
+            "<p class='muted'>Every variant is played with every seat at skill a and at "
+            "skill b on the same seeds. interaction: the effect at b minus the effect "
+            "at a, per match (the four arms of match i share its seeds), with its t "
+            "interval; p_holm: Holm over these tests together with the "
+            f"{family} paired tests above (one family). holds at both: no significant "
+            "interaction; flips sign: significant at both skills in opposite "
+            "directions; only at skill N: significant at N alone; larger at skill N: "
+            "one direction, more at N. An effect that depends on skill is a conclusion "
+            "about how well the game is played: tune for the stronger level.</p>")
 
 
 def _anomalies(flags: pl.DataFrame, counts: pl.DataFrame, settings,

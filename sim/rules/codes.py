@@ -209,6 +209,11 @@ M_ATTACK_CITIES, M_BUY_TILES, M_TRUCE, M_PACT, M_RUSH = range(len(MECHANICS))
 # AI skill levels (D11): 0 the greedy utility AI, 1 with lookahead, 2 a search player
 SKILLS = (0, 1, 2)
 SKILL_GREEDY, SKILL_LOOKAHEAD, SKILL_SEARCH = SKILLS
+# random legal play (issue 43, the ladder's floor): every turn the seat's orders are drawn
+# uniformly among those it may give; no level of D11, so not in SKILLS. `skill = "random"`
+# in seat_ai, this code in the state and the seats table
+SKILL_RANDOM = 3
+SKILL_RANDOM_NAME = "random"
 # a seat's war order (State.seat_target), besides a city: the AI's own war target, or none
 ORDER_OWN_TARGET, ORDER_NO_WAR = -1, -2
 

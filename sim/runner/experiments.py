@@ -30,7 +30,7 @@ from sim.outputs.folders import name_problem
 from sim.outputs.games import GAME_NAMES, HEX, Game, game_of
 from sim.outputs.schemas import WRITTEN
 from sim.outputs.settings import AnomalySettings, GateSettings
-from sim.rules.codes import VICTORY_NAMES
+from sim.rules.codes import SKILLS, VICTORY_NAMES
 from sim.rules.tables import (
     REPO_ROOT,
     Tables,
@@ -93,6 +93,10 @@ class ExperimentSpec(_M):
     rotate_personalities: bool = True
     chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
     baseline: str | None = None
+    # conclusions at two levels of play (issue 43): every variant is played with every
+    # seat at each of these skills, on the same seeds (`expand`: NAME.skill-K); the
+    # report tests each change's interaction with skill (sim.analysis.robustness)
+    skills: Annotated[list[int], Field(min_length=2, max_length=2)] | None = None
     variants: list[VariantSpec] = []
     grids: list[GridSpec] = []
     # a precision-targeted sweep (issue 13): `matches` is then the first look, and the
@@ -232,6 +236,33 @@ def grid_variants(grid: GridSpec) -> list[VariantSpec]:
     return out
 
 
+def skill_name(variant: str, skill: int) -> str:
+    """The name of a variant played at `skill` by an experiment's `skills`."""
+    return f"{variant}.skill-{skill}"
+
+
+def _at_skills(spec: ExperimentSpec, specs: list[tuple[tuple, VariantSpec]], base_seats: int,
+               fail) -> list[tuple[tuple, VariantSpec]]:
+    """Each variant once per skill of `spec.skills`, every seat at that skill (a seat's
+    forbid kept), named skill_name(...); fail(loc, reason) on a variant that sets a skill
+    itself or skills that are not two distinct levels."""
+    skills = spec.skills or []
+    if len(set(skills)) != len(skills) or any(k not in SKILLS for k in skills):
+        fail(("skills",), f"{skills}: two distinct skills of {', '.join(map(str, SKILLS))}")
+    seats = spec.seats or base_seats
+    out = []
+    for loc, v in specs:
+        if any("skill" in entry for entry in v.seat_ai):
+            fail((*loc, "seat_ai"), f"variant {v.name}: sets a skill, but `skills` plays "
+                 "every variant at each of its skills")
+        for k in skills:
+            given = list(v.seat_ai) + [{}] * (seats - len(v.seat_ai))
+            out.append((loc, v.model_copy(update={
+                "name": skill_name(v.name, k),
+                "seat_ai": [{**entry, "skill": k} for entry in given]})))
+    return out
+
+
 def sequential_problems(spec: ExperimentSpec, variants: int, fail) -> None:
     """Refuse a sequential sweep that cannot stop on whole chunks, or keys that only a
     sequential sweep reads (fail(loc, reason) raises)."""
@@ -282,6 +313,7 @@ def planned_size(spec: ExperimentSpec) -> tuple[int, int]:
     million combinations is refused before a million tables are validated."""
     variants = len(spec.variants) + sum(math.prod(len(values) for values in g.axes.values())
                                         for g in spec.grids)
+    variants *= len(spec.skills or [0])
     per_variant = spec.max_matches if spec.sequential and spec.max_matches else spec.matches
     return max(variants, 1), max(variants, 1) * per_variant
 
@@ -344,6 +376,8 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
         return (*loc, "set", key)
     if not specs:
         specs = [(("variants",), VariantSpec(name="baseline"))]
+    if spec.skills is not None:
+        specs = _at_skills(spec, specs, base.model.match.seats, fail)
     variants: list[Variant] = []
     seen: set[str] = set()
     for loc, v in specs:
@@ -373,7 +407,10 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
             seat_ai = () if is_default(normal) else tuple(normal)
         variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
                                 seat_ai))
-    if spec.baseline is not None and spec.baseline not in seen:
+    if spec.baseline is not None and spec.skills is not None:  # the baseline at skill a
+        spec = spec.model_copy(update={"baseline": skill_name(spec.baseline,
+                                                              spec.skills[0])})
+    if spec.baseline is not None and spec.baseline.lower() not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     sequential_problems(spec, len(variants), fail)
     for victory in spec.gate.margins:

@@ -66,7 +66,7 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
         "personalities": list(experiment.personalities),
         "rotate_personalities": spec.rotate_personalities,
         "streams": "SeedSequence(root_seed, spawn_key=(match_index, purpose)); purposes "
-                   "map=0, ai=1, events=2; never the variant",
+                   "map=0, ai=1 and random_play=4 (per seat), events=2, crown=3; never the variant",
         "baseline": experiment.baseline,
         "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
                       "items": item_order(v), "tables": v.resolved,

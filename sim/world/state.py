@@ -48,8 +48,10 @@ Match scalars, (1,) arrays updated in place:
   victory (code or -1), n_tiles, n_seats, n_cities / n_units / n_events
   (slots used so far).
 Random streams: rng_events: (1,) uint64 key of the event cards (V14); rng_ai: (S,)
-  uint64, one key per seat (the AI's graded choices, D8). Keys, not counters: a play
-  draw is sim.world.rng.draw_key(key, turn, purpose, subject), and nothing advances them.
+  uint64, one key per seat (the AI's graded choices, D8); rng_random: (S,) uint64, a
+  random-play seat's key of its orders (sim.kernels.ai.random_play), 0 for the others.
+  Keys, not counters: a play draw is sim.world.rng.draw_key(key, turn, purpose, subject),
+  and nothing advances them.
 Tiles (T,):
   tile_terrain: terrain code; tile_node: node code or -1;
   tile_bought_by: city that bought the tile (T04, T05) or -1;
@@ -64,7 +66,7 @@ Seats (S,):
   seat_forbid_units / _buildings / _techs / _mechanics: bit masks of what the
   experiment forbids the seat (bit i: item i in code order, mechanic i of
   sim.rules.codes.MECHANICS); seat_skill: its AI level (D11: 0 greedy, 1 lookahead,
-  2 search);
+  2 search; SKILL_RANDOM: random legal orders);
   seat_plan: the personality index whose AI values the seat plays by, -1 for its
   own seat_personality; seat_target: the city its army marches on, -1
   (ORDER_OWN_TARGET) for the AI's own war target, ORDER_NO_WAR for none (a skill-1
@@ -101,6 +103,8 @@ def state_dtype(n_techs: int, n_buildings: int, capacity: Capacity | None = None
         ("n_tiles", i8, one), ("n_seats", i8, one), ("n_cities", i8, one),
         ("n_units", i8, one), ("n_events", i8, one),
         ("rng_events", u64, one), ("rng_ai", u64, (S,)),
+        # a random-play seat's key (Purpose.RANDOM_PLAY; 0 for every other seat)
+        ("rng_random", u64, (S,)),
         ("tile_terrain", i8, (T,)), ("tile_node", i8, (T,)), ("tile_bought_by", i8, (T,)),
         ("tile_unit", i8, (T,)), ("tile_site", i8, (T,)),
         ("seat_gold", i8, (S,)), ("seat_science", i8, (S,)), ("seat_dominance", i8, (S,)),
