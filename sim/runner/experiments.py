@@ -339,6 +339,24 @@ def _resolve_tables_path(spec: ExperimentSpec, path: Path) -> Path:
     return beside if beside.exists() else REPO_ROOT / candidate
 
 
+def _check_whole(spec: ExperimentSpec, seen: set[str], n_variants: int,
+                 fail) -> ExperimentSpec:
+    """What is checked of the experiment once its variants are known (`seen`: their
+    names, lower case): the baseline (named at the first skill of `skills`), the
+    sequential settings and the gate's margins. Returns the spec with that baseline."""
+    if spec.baseline is not None and spec.skills is not None:  # the baseline at skill a
+        spec = spec.model_copy(update={"baseline": skill_name(spec.baseline,
+                                                              spec.skills[0])})
+    if spec.baseline is not None and spec.baseline.lower() not in seen:
+        fail(("baseline",), f"no variant named {spec.baseline!r}")
+    sequential_problems(spec, n_variants, fail)
+    for victory in spec.gate.margins:
+        if victory not in VICTORY_NAMES:
+            fail(("gate", "margins", victory), f"unknown victory type {victory!r}; one of "
+                 f"{', '.join(VICTORY_NAMES)}")
+    return spec
+
+
 def expand(spec: ExperimentSpec, path: Path, text: str = "",
            lines: dict[tuple, int] | None = None) -> Experiment:
     """The variants of an experiment with IDs and hashes (pure: no matches run)."""
@@ -407,16 +425,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
             seat_ai = () if is_default(normal) else tuple(normal)
         variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
                                 seat_ai))
-    if spec.baseline is not None and spec.skills is not None:  # the baseline at skill a
-        spec = spec.model_copy(update={"baseline": skill_name(spec.baseline,
-                                                              spec.skills[0])})
-    if spec.baseline is not None and spec.baseline.lower() not in seen:
-        fail(("baseline",), f"no variant named {spec.baseline!r}")
-    sequential_problems(spec, len(variants), fail)
-    for victory in spec.gate.margins:
-        if victory not in VICTORY_NAMES:
-            fail(("gate", "margins", victory), f"unknown victory type {victory!r}; one of "
-                 f"{', '.join(VICTORY_NAMES)}")
+    spec = _check_whole(spec, seen, len(variants), fail)
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
                       hashlib.sha256(text.encode()).hexdigest()[:16],
                       base_seats=base.model.match.seats,
