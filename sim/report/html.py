@@ -32,6 +32,7 @@ from sim.analysis.load import (
     missing_tables,
     run_keys,
     scan_run,
+    scan_table,
     sum_over_slices,
 )
 from sim.analysis.robustness import skill_effects, skill_robustness
@@ -301,7 +302,8 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
                                          default=metrics.COUNTER_TO_WIN,
                                          return_dtype=pl.Int64).alias("counter_to_win"))
     flags = anomalies(run.matches, run.seats, events, run.turns, run.errors,
-                      report_settings(prov).anomalies, run.quiet)
+                      report_settings(prov).anomalies, run.quiet,
+                      replays=scan_table(run.root, "matches"))
     return _Tables(depth=depth, cascade_tables=cascade_tables, usage=usage,
                    errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
                    gold=metrics.gold_share(run.seats), falls=falls, near=near, flags=flags)
