@@ -323,7 +323,7 @@ def _cascades(run: RunScan, size: int = EVENT_SLICE
     counted from the scan (revolting_counts). Held whole, the event rows these read
     grew the report's memory with the run (issue 46)."""
     quiet = run.quiet is not None
-    kept, falls, deepest, transfers, causes, survivals = [], [], [], [], [], []
+    kept, falls, depths, transfers, causes, survivals = [], [], [], [], [], []
     spine: set[str] = set()
     for variant, lo, hi in match_ranges(run_keys(run), size):
         rows = event_rows(run.events.filter(pl.col("variant") == variant,
@@ -334,13 +334,17 @@ def _cascades(run: RunScan, size: int = EVENT_SLICE
                                 pl.col("kind") != "capital_fall"))
         falls.append(rows.filter(pl.col("kind") == "capital_fall")
                      .select("variant", "match_index", "kind"))
-        deepest.append(cascades.deepest_cascades(rows))
+        # the depth counts of the slice's seats (a seat lies within its match): the seat
+        # keys of the whole run, held for one join, grew the report's peak (issue 46)
+        seated = (run.seats.lazy().select("variant", "match_index", "seat")
+                  .filter(pl.col("variant") == variant,
+                          pl.col("match_index").is_between(lo, hi)).collect())
+        depths.append(cascades.depth_counts(cascades.deepest_cascades(rows), seated))
         transfers.append(cascades.fall_transfers(rows))
         causes.append(cascades.elimination_causes(rows))
         survivals.append(cascades.fall_survivals(rows))
     variants = pl.DataFrame({"variant": sorted(spine)}, schema={"variant": pl.Utf8})
     revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run), size)
-    everyone = run.seats.select("variant", "match_index", "seat").unique()
     tables = [("Cities transferred per fall (V08)",
                cascades.transfers_table(_rows(transfers), variants)),
               ("Eliminations caused by capital falls (V10)",
@@ -349,8 +353,9 @@ def _cascades(run: RunScan, size: int = EVENT_SLICE
                cascades.survival_table(_rows(survivals), variants)),
               ("Revolting cities taken by a third seat or retaken by their former "
                "owner (V11)", metrics.revolting_taken_by_third(variants, revolting))]
-    return (_rows(falls), _rows(kept), cascades.depth_table(_rows(deepest), everyone),
-            tables)
+    depth = cascades.depth_grid(_rows(depths).group_by("variant", "depth")
+                                .agg(pl.col("seats").sum()))
+    return _rows(falls), _rows(kept), depth, tables
 
 
 def _rows(parts: list[pl.DataFrame]) -> pl.DataFrame:
