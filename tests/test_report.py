@@ -282,16 +282,23 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
     # it keeps for the later metrics give them the same tables
     from sim.report.html import _cascades
 
-    kept, depth, tables = _cascades(lean, size=3)
+    falls, kept, depth, tables = _cascades(lean, size=3)
     assert_frame_equal(depth, metrics.cascade_depth(whole.events, whole.seats))
     for (_title, table), f in zip(tables, (metrics.transfers_per_fall,
                                            metrics.eliminations_by_fall,
                                            metrics.fall_to_elimination,
                                            metrics.revolting_taken_by_third), strict=True):
         assert_frame_equal(table, f(whole.events), check_exact=False)
-    assert set(kept["kind"]) <= set(metrics.KEPT_EVENT_KINDS)
-    assert_frame_equal(metrics.capital_falls_per_match(kept, whole.matches),
+    assert set(kept["kind"]) <= set(metrics.KEPT_EVENT_KINDS) - {"capital_fall"}
+    # the capital falls are kept apart, with only the columns their readers read
+    assert set(falls["kind"]) <= {"capital_fall"}
+    assert falls.columns == ["variant", "match_index", "kind"]
+    assert_frame_equal(metrics.capital_falls_per_match(falls, whole.matches),
                        metrics.capital_falls_per_match(whole.events, whole.matches))
+    assert_frame_equal(metrics.metric_observations(whole.matches, whole.seats, falls),
+                       metrics.metric_observations(whole.matches, whole.seats, whole.events))
+    assert_frame_equal(metrics.near_misses(lean.turns, whole.matches, kept),
+                       metrics.near_misses(whole.turns, whole.matches, whole.events))
     assert_frame_equal(anomalies.anomalies(whole.matches, whole.seats, kept, lean.turns,
                                            whole.errors, quiet=lean.quiet),
                        anomalies.anomalies(whole.matches, whole.seats, whole.events,

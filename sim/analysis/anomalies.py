@@ -143,10 +143,14 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
     """Seats eliminated before `before_turn`, or (None) before `pct` % of their match's
     last turn (matches.length); the earliest per match."""
     limit = pl.lit(before_turn) if before_turn is not None else pl.col("length") * pct / 100
-    out = (seats.join(matches.select("variant", "match_index", "length"),
-                      on=["variant", "match_index"])
-           .filter(pl.col("eliminated_turn").is_not_null() &
-                   (pl.col("eliminated_turn") >= 0) & (pl.col("eliminated_turn") < limit)))
+    # the eliminated seats' columns read below, before the join: joined first, every
+    # seat's 28 columns were copied (120 MB at 100,000 matches, issue 46)
+    out = (seats.lazy().select(*MATCH, "match_index", "seat", "personality",
+                               "eliminated_turn")
+           .filter(pl.col("eliminated_turn").is_not_null() & (pl.col("eliminated_turn") >= 0))
+           .join(matches.lazy().select("variant", "match_index", "length"),
+                 on=["variant", "match_index"])
+           .filter(pl.col("eliminated_turn") < limit).collect())
     if out.height == 0:
         return _empty()
     out = (out.sort(["variant", "match_index", "eliminated_turn", "seat"])
@@ -160,13 +164,16 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
 def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
               turns: pl.DataFrame | pl.LazyFrame, errors: pl.DataFrame,
               settings: AnomalySettings | None = None,
-              quiet: pl.LazyFrame | None = None) -> pl.DataFrame:
+              quiet: pl.LazyFrame | None = None,
+              replays: pl.LazyFrame | None = None) -> pl.DataFrame:
     """Every flag of every match, one row per match × flag: variant, match_id,
     match_index, flag (FLAGS), turn (where it shows, null for an error), detail (in
     words) and replay (the command that replays the match). Sorted by variant, flag
     in FLAGS order, match_index. `turns` may be a lazy scan, and `quiet` the run's
     aggregate of quiet runs (see stalls); `events` needs only the rows of EVENT_KINDS
-    (sim.analysis.load.event_rows)."""
+    (sim.analysis.load.event_rows). `replays`: the matches table's scan, from which the
+    flagged matches' replay commands are read when `matches` does not hold them (the
+    report's: sim.analysis.load.REPORT_UNREAD)."""
     s = settings or AnomalySettings()
     parts = [stalls(turns, events, s.stall_turns, quiet), truce_cycling(events, s.truce_cycles),
              blowouts(matches, seats, s.blowout_ratio), end_turn_outliers(matches, s.outlier_iqr),
@@ -174,8 +181,14 @@ def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
                                 s.early_elimination_turn)]
     cols = [c for c in SCHEMA if c != "replay"]
     flags = pl.concat([p.select(cols).cast({c: SCHEMA[c] for c in cols}) for p in parts])
-    flags = flags.join(matches.select("variant", "match_index", "replay"),
-                       on=["variant", "match_index"], how="left")
+    if replays is None or "replay" in matches.columns:
+        replay = matches.select("variant", "match_index", "replay")
+    else:
+        replay = (replays.select("variant", "match_index", "replay")
+                  .join(flags.lazy().select("variant", "match_index").unique(),
+                        on=["variant", "match_index"], how="semi")
+                  .collect())
+    flags = flags.join(replay, on=["variant", "match_index"], how="left")
     failed = errors.select(*MATCH, "match_index", pl.lit("error").alias("flag"),
                            pl.lit(None, pl.Int64).alias("turn"),
                            pl.col("message").str.slice(0, 200).alias("detail"), "replay")

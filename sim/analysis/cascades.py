@@ -109,11 +109,24 @@ def deepest_cascades(events: pl.DataFrame, within: int = CASCADE_WITHIN) -> pl.D
 def depth_table(deepest: pl.DataFrame, everyone: pl.DataFrame) -> pl.DataFrame:
     """cascade_depth's table from deepest_cascades and the seats counted (`everyone`:
     variant, match_index, seat)."""
+    return depth_grid(depth_counts(deepest, everyone))
+
+
+def depth_counts(deepest: pl.DataFrame, everyone: pl.DataFrame) -> pl.DataFrame:
+    """variant, depth, seats (Int64): the seats of `everyone` and of `deepest` by the
+    depth of their deepest cascade (0 without one). A seat lies within its match, so
+    the counts of disjoint sets of matches add up to the whole run's (the report sums
+    them slice by slice)."""
     key = ["variant", "match_index", "seat"]
     everyone = pl.concat([everyone, deepest.select(key)]).unique()
     per_seat = (everyone.join(deepest, on=key, how="left")
                 .with_columns(pl.col("depth").fill_null(0).cast(pl.Int64)))
-    counts = per_seat.group_by("variant", "depth").agg(pl.len().cast(pl.Int64).alias("seats"))
+    return per_seat.group_by("variant", "depth").agg(pl.len().cast(pl.Int64).alias("seats"))
+
+
+def depth_grid(counts: pl.DataFrame) -> pl.DataFrame:
+    """cascade_depth's table from depth_counts: every depth from 0 to the variant's
+    deepest, 0 seats where none."""
     grid = (counts.group_by("variant").agg(pl.int_ranges(0, pl.col("depth").max() + 1)
                                            .first().alias("depth"))
             .explode("depth").with_columns(pl.col("depth").cast(pl.Int64)))
@@ -307,6 +320,8 @@ __all__ = [
     "cascade_depth",
     "cascade_links",
     "deepest_cascades",
+    "depth_counts",
+    "depth_grid",
     "depth_table",
     "elimination_causes",
     "eliminations_by_fall",

@@ -90,8 +90,9 @@ def _seat_outcomes(matches: pl.DataFrame, seats: pl.DataFrame, variant: str,
     """(match_index, won, victory) of one seat index in one variant's finished matches."""
     done = finished(matches).filter(pl.col("variant") == variant).select(
         "match_index", "victory")
-    mine = seats.filter(pl.col("variant") == variant, pl.col("seat") == seat).select(
-        "match_index", pl.col("winner").fill_null(False).alias("won"))
+    # lazy: the filter copies only the two columns selected, not every seat column
+    mine = seats.lazy().filter(pl.col("variant") == variant, pl.col("seat") == seat).select(
+        "match_index", pl.col("winner").fill_null(False).alias("won")).collect()
     return done.join(mine, on="match_index", how="inner")
 
 

@@ -51,7 +51,19 @@ def scan_table(root: Path | str, table: str) -> pl.LazyFrame:
 def read_table(root: Path | str, table: str) -> pl.DataFrame:
     """One table of a run folder, `variant` (Utf8) from the hive path, sorted by
     variant and the table's keys; an empty typed frame when the folder is missing."""
-    return scan_table(root, table).collect().sort(["variant", *SORT_KEYS[table]])
+    return sorted_by(scan_table(root, table).collect(), ["variant", *SORT_KEYS[table]])
+
+
+def sorted_by(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """`frame.sort(keys)`, without the sort when its rows already are in that order
+    (keys unique per row, as every table's are: then the order is the one sort gives).
+    A run's parts are read in path order, which is nearly always the sorted one: sorting
+    the 28 columns of a 100,000-match seats table anyway took 200 MB more than reading
+    it (issue 46), checking the order takes its key columns' size."""
+    order = frame.select(pl.arg_sort_by(keys)).to_series()
+    if order.equals(pl.int_range(frame.height, eager=True, dtype=order.dtype)):
+        return frame
+    return frame.sort(keys)
 
 
 def write_frame(frame: pl.DataFrame, path: Path) -> None:
@@ -168,14 +180,34 @@ def load_run(run_dir: Path | str) -> Run:
     return run
 
 
+# the columns of the held tables that no metric of the report reads, left in their files
+# by scan_run: at 100,000 matches a quarter of seats' 80 MB and, with each match's
+# replay command (read back for the flagged matches only: anomalies.anomalies), 22 of
+# matches' 32 MB (issue 46)
+REPORT_UNREAD = {
+    "matches": ("personalities", "replay"),
+    "seats": ("cities", "capitals_lost", "cities_captured", "observatory_queued_turn",
+              "observatory_lost_turn", "observatory_completed_turn", "peak_dominance",
+              "science_unspent"),
+}
+
+
+def _read_held(root: Path, table: str) -> pl.DataFrame:
+    """read_table of `table` without its REPORT_UNREAD columns (never read from disk)."""
+    scan = scan_table(root, table)
+    unread = [c for c in REPORT_UNREAD.get(table, ()) if c in scan.collect_schema().names()]
+    return sorted_by(scan.drop(unread).collect(), ["variant", *SORT_KEYS[table]])
+
+
 def scan_run(run_dir: Path | str) -> RunScan:
     """`run_dir` as load_run reads it (the same checks, baseline and sorted small
-    tables), except that events and turns stay lazy scans: nothing of theirs is read
-    until a metric collects the columns and rows it needs; and with the run's
-    aggregates (`usage`, `quiet`, `dominance_runs`, `gold_turns`) when it has them."""
+    tables, less the REPORT_UNREAD columns), except that events and turns stay lazy
+    scans: nothing of theirs is read until a metric collects the columns and rows it
+    needs; and with the run's aggregates (`usage`, `quiet`, `dominance_runs`,
+    `gold_turns`) when it has them."""
     lazy = {"events", "turns"}
     root, tables, provenance = _open(
-        run_dir, lambda r, t: scan_table(r, t) if t in lazy else read_table(r, t))
+        run_dir, lambda r, t: scan_table(r, t) if t in lazy else _read_held(r, t))
     run = RunScan(**tables, provenance=provenance, root=root,
                   **{t: _summary(root, t) for t in SUMMARIES})
     run.baseline = _baseline(provenance, run.variants)
@@ -333,6 +365,7 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str],
     return pl.concat([chosen, placeholders])
 
 
-__all__ = ["EVENT_SLICE", "Run", "RunFolderError", "RunScan", "empty_table", "event_rows",
-           "load_run", "match_ranges", "missing_table_notes", "missing_tables", "read_table",
-           "run_keys", "scan_run", "scan_table", "sum_over_slices", "write_frame"]
+__all__ = ["EVENT_SLICE", "REPORT_UNREAD", "Run", "RunFolderError", "RunScan", "empty_table",
+           "event_rows", "load_run", "match_ranges", "missing_table_notes", "missing_tables",
+           "read_table", "run_keys", "scan_run", "scan_table", "sorted_by", "sum_over_slices",
+           "write_frame"]

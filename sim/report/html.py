@@ -33,6 +33,7 @@ from sim.analysis.load import (
     missing_tables,
     run_keys,
     scan_run,
+    scan_table,
     sum_over_slices,
 )
 from sim.analysis.robustness import skill_effects, skill_interactions
@@ -290,7 +291,9 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     # the tables that need no statistics library come before the first that does: on
     # a 12,000-match run the imports (0.7 s) outlasted the passes above by 0.3-0.4 s,
     # which this process spent waiting for them
-    events, depth, cascade_tables = _cascades(run)
+    # the capital falls (most of the kept rows: 377,000 at 100,000 matches) with only the
+    # columns their two readers read, the other kept kinds with every held column
+    capital_falls, events, depth, cascade_tables = _cascades(run)
     usage = metrics.usage_intervals(counts)
     del counts
     errors = metrics.error_rates(run.matches, run.errors)
@@ -298,10 +301,11 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
     tests = mix = None
     notes: list[str] = []
     if len(variants) > 1:
-        tests, mix, notes = _paired_tests(run, events, baseline)
+        tests, mix, notes = _paired_tests(run, capital_falls, baseline)
     # every table read from the event rows is made here, so that they are let go before
     # the sections' own passes (the game quality's turn slices) stack on them
-    falls = metrics.capital_falls_per_match(events, run.matches)
+    falls = metrics.capital_falls_per_match(capital_falls, run.matches)
+    del capital_falls
     counters = metrics.counters_to_win(prov)
     near = metrics.near_misses(run.turns, run.matches, events, counters,
                                runs=run.dominance_runs).with_columns(
@@ -309,34 +313,46 @@ def _analyse(run: RunScan, prov: dict[str, Any], baseline: str,
                                          default=metrics.COUNTER_TO_WIN,
                                          return_dtype=pl.Int64).alias("counter_to_win"))
     flags = anomalies(run.matches, run.seats, events, run.turns, run.errors,
-                      report_settings(prov).anomalies, run.quiet)
+                      report_settings(prov).anomalies, run.quiet,
+                      replays=scan_table(run.root, "matches"))
     return _Tables(depth=depth, cascade_tables=cascade_tables, usage=usage,
                    errors=errors, freq=freq, tests=tests, mix=mix, notes=notes,
                    gold=metrics.gold_share(run.seats), falls=falls, near=near, flags=flags)
 
 
 def _cascades(run: RunScan, size: int = EVENT_SLICE
-              ) -> tuple[pl.DataFrame, pl.DataFrame, list[tuple[str, pl.DataFrame]]]:
+              ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame,
+                         list[tuple[str, pl.DataFrame]]]:
     """The events `size` matches at a time (load.match_ranges): the capital-fall
     cascades' tables (V08-V11) from their units (sim.analysis.cascades), and the rows of
-    metrics.kept_event_kinds for the metrics read later. Captures and revolts are
+    metrics.kept_event_kinds for the metrics read later: the capital falls (variant,
+    match_index and kind: all that capital_falls_per_match and the paired tests read of
+    them) apart from the other kinds' rows (every held column). Captures and revolts are
     counted from the scan (revolting_counts). Held whole, the event rows these read
     grew the report's memory with the run (issue 46)."""
     quiet = run.quiet is not None
-    kept, deepest, transfers, causes, survivals, spine = [], [], [], [], [], set()
+    kept, falls, depths, transfers, causes, survivals = [], [], [], [], [], []
+    spine: set[str] = set()
     for variant, lo, hi in match_ranges(run_keys(run), size):
         rows = event_rows(run.events.filter(pl.col("variant") == variant,
                                             pl.col("match_index").is_between(lo, hi)),
                           metrics.held_event_kinds(quiet), metrics.HELD_EVENT_COLUMNS)
         spine.update(rows.get_column("variant").to_list())
-        kept.append(rows.filter(pl.col("kind").is_in(metrics.kept_event_kinds(quiet))))
-        deepest.append(cascades.deepest_cascades(rows))
+        kept.append(rows.filter(pl.col("kind").is_in(metrics.kept_event_kinds(quiet)),
+                                pl.col("kind") != "capital_fall"))
+        falls.append(rows.filter(pl.col("kind") == "capital_fall")
+                     .select("variant", "match_index", "kind"))
+        # the depth counts of the slice's seats (a seat lies within its match): the seat
+        # keys of the whole run, held for one join, grew the report's peak (issue 46)
+        seated = (run.seats.lazy().select("variant", "match_index", "seat")
+                  .filter(pl.col("variant") == variant,
+                          pl.col("match_index").is_between(lo, hi)).collect())
+        depths.append(cascades.depth_counts(cascades.deepest_cascades(rows), seated))
         transfers.append(cascades.fall_transfers(rows))
         causes.append(cascades.elimination_causes(rows))
         survivals.append(cascades.fall_survivals(rows))
     variants = pl.DataFrame({"variant": sorted(spine)}, schema={"variant": pl.Utf8})
     revolting = sum_over_slices(run.events, metrics.revolting_counts, run_keys(run), size)
-    everyone = run.seats.select("variant", "match_index", "seat").unique()
     tables = [("Cities transferred per fall (V08)",
                cascades.transfers_table(_rows(transfers), variants)),
               ("Eliminations caused by capital falls (V10)",
@@ -345,7 +361,9 @@ def _cascades(run: RunScan, size: int = EVENT_SLICE
                cascades.survival_table(_rows(survivals), variants)),
               ("Revolting cities taken by a third seat or retaken by their former "
                "owner (V11)", metrics.revolting_taken_by_third(variants, revolting))]
-    return _rows(kept), cascades.depth_table(_rows(deepest), everyone), tables
+    depth = cascades.depth_grid(_rows(depths).group_by("variant", "depth")
+                                .agg(pl.col("seats").sum()))
+    return _rows(falls), _rows(kept), depth, tables
 
 
 def _rows(parts: list[pl.DataFrame]) -> pl.DataFrame:
