@@ -140,7 +140,7 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     """The Crown report of `run_dir` as one HTML string (ValueError for a baseline that
     is not a variant of the run; sim.outputs.store.RunError for a damaged run); with
     `gate`, the regression gate against the run `against` comes first."""
-    from sim.report.html import CSS, _provenance, failure_line
+    from sim.report.html import _provenance, failure_line, page_head
 
     root = run_path(run_dir)
     require_complete(root)
@@ -166,11 +166,6 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     sections.append(f"<h2>Provenance</h2>{_provenance(prov)}")
     name = prov.get("experiment", {}).get("name", root.name)
     title = f"Crown balance report — {name}"
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            f"style-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p class='muted'>"
-            f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
+    return (page_head(title, prov)
             + failure_line(figures.failures(matches, errors), run_dir)
             + "".join(sections) + "</body></html>")

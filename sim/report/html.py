@@ -155,6 +155,17 @@ def summary_table(run: Run | RunScan, freq: pl.DataFrame, gold: pl.DataFrame,
     return out.sort("variant")
 
 
+def page_head(title: str, prov: dict[str, Any]) -> str:
+    """A self-contained page's opening, up to its title and the experiment's
+    description: no script, nothing fetched (the content security policy says so)."""
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            f"style-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><p class='muted'>"
+            f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>")
+
+
 def failure_line(errors: pl.DataFrame, run_dir: str | Path) -> str:
     """The red line at the top of a report with failed matches ("" when none failed)."""
     failed = errors.filter(pl.col("failed") > 0)
@@ -858,12 +869,7 @@ def _page_html(page: _Page, body: str) -> str:
     prov = page.prov
     title = (f"Balance report — "
              f"{prov.get('experiment', {}).get('name', Path(page.run_dir).name)}")
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-            f"style-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p class='muted'>"
-            f"{html.escape(prov.get('experiment', {}).get('description', ''))}</p>"
+    return (page_head(title, prov)
             + failure_line(page.tables.errors, page.run_dir) + dropped_line(page.run.matches)
             + "".join(f"<p class='muted'>{html.escape(n)}</p>" for n in missing_table_notes(prov))
             + body + "</body></html>")

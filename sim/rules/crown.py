@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # the hex tables' wording of a problem and its error type, reused so both games speak alike
-from sim.rules.tables import REPO_ROOT, TablesError, _fmt, _reason, tables_hash
+from sim.rules.tables import REPO_ROOT, TablesError, ValidatedTables, _fmt, _reason
 from sim.rules.tomlpos import InputLimit, key_lines, parse_input, read_input, utf8_problem
 
 DEFAULT_CROWN_TABLES = REPO_ROOT / "tables" / "crown" / "default.toml"
@@ -384,24 +384,10 @@ def _cross_checks(m: CrownTablesModel) -> list[tuple[tuple, str]]:
 
 # ---------------------------------------------------------------- loading
 @dataclass(frozen=True)
-class CrownTables:
+class CrownTables(ValidatedTables):
     """Validated Crown tables of one variant, with their hash and record."""
 
     model: CrownTablesModel
-    source: str
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.model.model_dump(mode="json")
-
-    @property
-    def hash(self) -> str:
-        cached = self.__dict__.get("_hash")
-        if cached is None:
-            cached = tables_hash(self.data)
-            object.__setattr__(self, "_hash", cached)
-        return cached
 
     @property
     def record(self) -> np.record:

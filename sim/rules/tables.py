@@ -52,10 +52,12 @@ REQUIRED_TECHS = ("law", "prosperity")
 
 
 @dataclass(frozen=True)
-class Tables:
-    """Validated balance tables of one variant, with names, hash and arrays."""
+class ValidatedTables:
+    """A game's validated tables of one variant (its pydantic model), where they came
+    from, the overrides applied, and their canonical data and hash: what every game's
+    tables share (sim.rules.crown.CrownTables is the other)."""
 
-    model: TablesModel
+    model: Any
     source: str
     overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -70,6 +72,13 @@ class Tables:
             cached = tables_hash(self.data)
             object.__setattr__(self, "_hash", cached)
         return cached
+
+
+@dataclass(frozen=True)
+class Tables(ValidatedTables):
+    """Validated balance tables of one variant, with names, hash and arrays."""
+
+    model: TablesModel
 
     @property
     def unit_names(self) -> list[str]:
