@@ -470,3 +470,24 @@ def test_workers_send_back_only_small_summaries(tmp_path):
                                       exp.variant("baseline").tables)))
              for k, n in enumerate((3, 12))]
     assert sizes[0] < 1500 and abs(sizes[1] - sizes[0]) < 40, sizes
+
+
+def test_a_sweep_with_skilled_seats_warms_the_skilled_entry_too():
+    """D11: a cold sweep compiles the loop's skilled entry in the parent when some
+    variant has a seat above skill 0 (lookahead, search or random play), so the workers
+    load it instead of each compiling it; the chunk it warms is the first such one."""
+    from sim.runner.chunk import RunSettings
+    from sim.runner.experiments import ChunkSpec
+    from sim.runner.progress import _skilled_chunk
+
+    todo = [ChunkSpec("base", 0, 0, 10), ChunkSpec("greedy", 0, 0, 10),
+            ChunkSpec("random", 0, 0, 10), ChunkSpec("look", 1, 10, 20)]
+    settings = RunSettings(out="/x", tables_path="/t", overrides_by_variant={},
+                           root_seed=1, seats=4, length=None, personalities=("balanced",),
+                           rotate=True,
+                           seat_ai_by_variant={"greedy": [{"skill": 0, "forbid": ["walls"]}],
+                                               "random": [{}, {"skill": "random"}],
+                                               "look": [{"skill": 1}]})
+    assert _skilled_chunk(settings, todo) == todo[2]
+    assert _skilled_chunk(settings, [todo[3], todo[2]]) == todo[3]
+    assert _skilled_chunk(settings, todo[:2]) is None

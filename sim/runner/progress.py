@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from sim.engine.seat_ai import skill_code
 from sim.jitcache import engine_cached
 from sim.rules.codes import SKILL_LOOKAHEAD
 from sim.rules.tables import REPO_ROOT, Tables, load_tables
@@ -60,8 +61,16 @@ def sweep_estimate(matches: int, turns: int, jobs: int) -> tuple[float, str]:
     return seconds, basis
 
 
-def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Progress,
-                say) -> float | None:
+def _skilled_chunk(settings: RunSettings, todo: list[ChunkSpec]) -> ChunkSpec | None:
+    """The first chunk of `todo` whose variant has a seat above skill 0 (a lookahead,
+    search or random-play seat: the loop's skilled entry, sim.engine.match.loop_scratch)."""
+    return next((c for c in todo if any(
+        skill_code(e.get("skill", 0)) >= SKILL_LOOKAHEAD
+        for e in settings.seat_ai_by_variant.get(c.variant, []))), None)
+
+
+def warm_engine(settings: RunSettings, todo: list[ChunkSpec], tables: dict[str, Tables],
+                bar: _Progress, say) -> float | None:
     """On a cold cache, compile the engine once in this process before any chunk is
     played, so the workers load the cache instead of all compiling at once; says so
     first with an estimate and returns the compile's seconds. On a warm cache, nothing
@@ -75,14 +84,18 @@ def warm_engine(settings: RunSettings, spec: ChunkSpec, tables: Tables, bar: _Pr
         # Crown chunk compiles its own kernels (seconds) when it first plays, and must
         # neither record that as the hex compile nor prune the hex caches
         return None
-    if engine_cached():
+    skilled = _skilled_chunk(settings, todo)
+    if engine_cached(skilled=skilled is not None):
         return None
     estimate, basis = compile_estimate()
     say(f"compiling the engine once: about {estimate:.0f} s ({basis}); cached afterwards "
         f"in {cache_dir()}")
     bar.compiling(estimate)
     t0 = time.perf_counter()
-    play_chunk(settings, ChunkSpec(spec.variant, 0, spec.start, spec.start + 1), tables)
+    # a sweep with skilled seats compiles that entry here too, not once in every worker
+    for spec in (todo[0], skilled) if skilled is not None else (todo[0],):
+        play_chunk(settings, ChunkSpec(spec.variant, 0, spec.start, spec.start + 1),
+                   tables[spec.variant])
     seconds = time.perf_counter() - t0
     bar.compiled(seconds)
     say(f"engine compiled in {seconds:.0f} s")

@@ -180,7 +180,7 @@ def _run_prepared(experiment, out, jobs, backend, client, chunk_size, progress, 
                        else executor.close(kill=kind is not None))
         compile_s = None
         if todo and client is None:  # workers on this machine: compile once, here first
-            compile_s = warm_engine(settings, todo[0], tables[todo[0].variant], bar, say)
+            compile_s = warm_engine(settings, todo, tables, bar, say)
         bar.start()
         t_matches = time.perf_counter()
         written: dict[tuple[str, int], dict[str, Any]] = {}
