@@ -431,7 +431,9 @@ def _run_scenario(path, *extra):
 @pytest.mark.nojit
 def test_k07_k09_scenario_the_page_attack_takes_the_zone_and_a_second_order_is_refused():
     """K04, K07–K09 through `sim scenario --game crown`: the page's 12 against 7 takes
-    C2 (1 token of side A), and the same player's second order of the wave is refused."""
+    C2 (1 token of side A), and the same player's second order of the wave is refused.
+    L5: the side's Surge in the Centre counts the orders that acted there (the
+    teammate's reinforce and the attack), not the refused one."""
     code, report = _run_scenario(SCENARIO_DIR / "k07_attack_12_takes_defence_7.toml")
     assert code == 0
     attack = report["commands"][1]
