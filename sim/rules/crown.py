@@ -24,8 +24,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # the hex tables' wording of a problem and its error type, reused so both games speak alike
-from sim.rules.tables import REPO_ROOT, TablesError, ValidatedTables, _fmt, _reason
-from sim.rules.tomlpos import InputLimit, key_lines, parse_input, read_input, utf8_problem
+from sim.rules.tables import (
+    REPO_ROOT,
+    TablesError,
+    ValidatedTables,
+    _fmt,
+    _reason,
+    read_tables_file,
+)
+from sim.rules.tomlpos import key_lines
 
 DEFAULT_CROWN_TABLES = REPO_ROOT / "tables" / "crown" / "default.toml"
 
@@ -464,25 +471,9 @@ def load_crown_tables(path: str | Path | None = None,
     """Load, validate and compile Crown tables from `path` (default
     tables/crown/default.toml). Every problem is a TablesError line
     `file:line: key: reason`, a missing or unparsable file included."""
-    import tomllib
-
     path = Path(path) if path else DEFAULT_CROWN_TABLES
-    source = str(path)
-    try:
-        text = read_input(path)
-    except OSError as exc:
-        raise TablesError([f"{source}: cannot read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError as exc:
-        raise TablesError([f"{source}: {utf8_problem(path, exc)}"]) from None
-    except InputLimit as exc:
-        raise TablesError([exc.where(source)]) from None
-    try:
-        raw = parse_input(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TablesError([f"{source}: not valid TOML: {exc}"]) from None
-    except InputLimit as exc:
-        raise TablesError([exc.where(source)]) from None
-    tables = _validate(raw, source, key_lines(text), {})
+    raw, text = read_tables_file(path)
+    tables = _validate(raw, str(path), key_lines(text), {})
     return tables.with_overrides(overrides or {})
 
 

@@ -190,13 +190,10 @@ def _fmt(source: str, lines: dict[tuple, int], path: tuple, reason: str) -> str:
     return f"{where}: {key}: {reason}"
 
 
-def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Tables:
-    """Load, validate and resolve tables from `path` (default tables/default.toml).
-
-    Raises TablesError with every problem found, FileNotFoundError-free: a
-    missing or unparsable file is a TablesError too.
-    """
-    path = Path(path) if path else DEFAULT_TABLES
+def read_tables_file(path: Path) -> tuple[dict[str, Any], str]:
+    """A game's tables file parsed, and its text (for key_lines); every problem
+    reading or parsing it (missing, not UTF-8, over the input limits, not TOML) is a
+    TablesError line `file: reason`. Both games' loaders start here."""
     source = str(path)
     try:
         text = read_input(path)
@@ -207,12 +204,22 @@ def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None
     except InputLimit as exc:
         raise TablesError([exc.where(source)]) from None
     try:
-        raw = parse_input(text)
+        return parse_input(text), text
     except tomllib.TOMLDecodeError as exc:
         raise TablesError([f"{source}: not valid TOML: {exc}"]) from None
     except InputLimit as exc:
         raise TablesError([exc.where(source)]) from None
-    tables = _validate(raw, source, key_lines(text), {})
+
+
+def load_tables(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Tables:
+    """Load, validate and resolve tables from `path` (default tables/default.toml).
+
+    Raises TablesError with every problem found, FileNotFoundError-free: a
+    missing or unparsable file is a TablesError too.
+    """
+    path = Path(path) if path else DEFAULT_TABLES
+    raw, text = read_tables_file(path)
+    tables = _validate(raw, str(path), key_lines(text), {})
     if overrides:
         tables = tables.with_overrides(overrides)
     return tables
