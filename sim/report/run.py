@@ -40,8 +40,7 @@ def run_notes(run_dir: Path) -> list[str]:
     instead; each line names the run."""
     prov = read_provenance(run_dir)
     chosen = prov.get("tables_out")
-    notes = [f"{run_dir}: {note}" for note in
-             missing_table_notes({"tables_out": chosen, "game": prov.get("game")})]
+    notes = [f"{run_dir}: {note}" for note in missing_table_notes(prov)]
     if game_of_run(prov) is not HEX:  # the per-match aggregates are the hex game's
         return notes
     if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
