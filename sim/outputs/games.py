@@ -21,6 +21,7 @@ runner with the game's schemas) and the chunk's summary (matches, errors, second
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,16 @@ class Game:
     Crown's winner side or draw), the mix `sim sweep` prints; ai_levels: the AI
     skills it accepts; chunk_player and report_module: "module:function" and "module"
     paths, imported on use;
-    report_sections: the titles its report module renders, in order."""
+    report_sections: the titles its report module renders, in order.
+    For `sim sensitivity`, `sim tune` and `sim replay`: setup_keys, the table keys
+    (fnmatch patterns) ranked apart from the balance values as the match's setup;
+    metrics, the per-match outcomes a tune's bands and the sensitivity's tornado name
+    (each a share of finished matches or a per-match mean); study_runner and
+    study_analysis, the modules (imported on use) holding the game's `overrides_at`
+    and `play_key` (runner layer) and its `sensitivity_effects`, `outcome_values` and
+    `confirm_table` (analysis layer); match_replay, "module:function" playing one
+    match of a run again, (tables, seed, match index, the variant's provenance) ->
+    {row, rounds, events}, None where `sim replay` draws the HTML viewer instead."""
 
     name: str
     default_tables: str
@@ -69,6 +79,11 @@ class Game:
     chunk_player: str
     report_module: str | None
     report_sections: tuple[str, ...]
+    setup_keys: tuple[str, ...]
+    metrics: tuple[str, ...]
+    study_runner: str
+    study_analysis: str
+    match_replay: str | None
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -78,6 +93,18 @@ class Game:
     def player(self) -> Callable[..., tuple[dict[str, Any], dict[str, Any]]]:
         """The chunk player, imported now (the engine: numba)."""
         module, _, function = self.chunk_player.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    def hooks(self, layer: str) -> Any:
+        """The module of the game's study hooks in `layer` ("runner" or "analysis")."""
+        return importlib.import_module(self.study_runner if layer == "runner"
+                                       else self.study_analysis)
+
+    def replayer(self) -> Callable[..., dict[str, Any]] | None:
+        """The match replay (the engine: numba), imported now; None: the HTML viewer."""
+        if self.match_replay is None:
+            return None
+        module, _, function = self.match_replay.partition(":")
         return getattr(importlib.import_module(module), function)
 
     def report(self) -> Any:
@@ -114,6 +141,11 @@ CROWN_SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "errors": {**MATCH_KEYS, "seed": pl.Int64, "message": pl.Utf8, "replay": pl.Utf8},
 }
+# what a tune's bands and the sensitivity's tornado name (sim.analysis.sensitivity_crown
+# defines each over a `matches` row): shares of finished matches, the last three of the
+# matches that have a value (a first side, a fault leader, a winning attack)
+CROWN_METRICS = ("side_a_wins", "side_b_wins", "draws", "first_in_order_wins",
+                 "fault_leader_wins", "surge_decided_share", "cycle_decided_share")
 CROWN_SORT_KEYS = {"matches": ["match_index"], "rounds": ["match_index", "round"],
                    "errors": ["match_index"]}
 
@@ -123,7 +155,24 @@ def _load_crown(path: Path, overrides: dict[str, Any]) -> Any:
 
 
 def _rebuild_crown(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
-    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(resolved),
+    """Crown's tables from a run's provenance. The zones' order is each zone's index in
+    the kernels, but provenance.json is written with its keys sorted (and the tables
+    hash sorts them too), so `map.zones` comes back alphabetical: C1 before W1, which
+    moves the homes and plays other matches. The zones are put back in map order, by
+    region (`map.regions`), then by name with numbers compared as numbers (W2 before
+    W10): the order of tables/crown/default.toml. A file listing its zones otherwise
+    rebuilds to another order, which `sim replay` reports as a replay that differs."""
+    zones, regions = resolved["map"]["zones"], resolved["map"]["regions"]
+
+    def place(name: str) -> tuple:
+        region = zones[name].get("region")
+        parts = re.split(r"(\d+)", name)
+        return (regions.index(region) if region in regions else len(regions),
+                [int(p) if p.isdigit() else p for p in parts[1::2]], parts[0::2])
+
+    ordered = {**resolved, "map": {**resolved["map"],
+                                   "zones": {z: zones[z] for z in sorted(zones, key=place)}}}
+    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(ordered),
                                    source=source, overrides=overrides)
 
 
@@ -141,7 +190,10 @@ HEX = Game(
     schemas=SCHEMAS, sort_keys=SORT_KEYS, written=WRITTEN, results=tuple(VICTORY_NAMES),
     outcome_column="victory", outcomes=tuple(VICTORY_NAMES),
     ai_levels=tuple(SKILLS), chunk_player="sim.runner.chunk:play_hex_chunk", report_module=None,
-    report_sections=())
+    report_sections=(), setup_keys=("match.*", "map.radius"),
+    metrics=(*VICTORY_NAMES[: VICTORY_NAMES.index("human_out")], "median_end_turn"),
+    study_runner="sim.runner.sensitivity", study_analysis="sim.analysis.sensitivity",
+    match_replay=None)
 CROWN = Game(
     name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
     rebuild=_rebuild_crown,
@@ -152,7 +204,13 @@ CROWN = Game(
     report_module="sim.report.crown",
     report_sections=("Side win rates by team size", "The first in order",
                      "The fault-round leader", "Surge and the lead cycle", "Lead types",
-                     "Score terms"))
+                     "Score terms"),
+    # the rounds, waves and last-round multiplier set the match up, and the AI's
+    # weights are how it is played, not what a designer balances
+    setup_keys=("match.*", "ai.*"), metrics=CROWN_METRICS,
+    study_runner="sim.runner.sensitivity_crown",
+    study_analysis="sim.analysis.sensitivity_crown",
+    match_replay="sim.engine.crown_replay:replay_run_match")
 GAMES: dict[str, Game] = {g.name: g for g in (HEX, CROWN)}
 GAME_NAMES = tuple(GAMES)
 # every table any game writes, in order: the folders a run folder may hold

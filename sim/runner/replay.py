@@ -24,6 +24,10 @@ class ReplayError(Exception):
     """The match cannot be replayed, or its replay differs from the run (one line)."""
 
 
+class ReplayMismatch(ReplayError):
+    """The replay of a match differs from the run's row (the engine changed since)."""
+
+
 @dataclass(frozen=True)
 class SweepMatch:
     """Everything that replays one match of a sweep, and what the run recorded of it.
@@ -112,3 +116,44 @@ def record_sweep_match(match: SweepMatch) -> dict[str, Any]:
 
 def _says(outcome: dict[str, Any]) -> str:
     return f"seat {outcome['winner']} wins by {outcome['victory']} on turn {outcome['end_turn']}"
+
+
+def run_game(run_dir: Path):
+    """The game that wrote the run in `run_dir` (sim.outputs.games; from its provenance):
+    whether `sim replay` draws the HTML viewer (match_replay None) or a transcript."""
+    from sim.outputs.store import read_provenance
+
+    try:
+        return game_of_run(read_provenance(run_dir))
+    except RunError as exc:
+        raise ReplayError(str(exc)) from None
+
+
+def replay_transcript(run_dir: Path, match_id: str) -> dict[str, Any]:
+    """Match `match_id` of a run whose game replays matches itself (Game.match_replay),
+    played again from the run's provenance (the variant's resolved tables, hash-checked,
+    and its settings) and the row's seed: {match_id, variant, run, game, row, rounds,
+    events}. ReplayError when the match is not there or failed in the run, and when the
+    replayed `matches` row differs from the run's in any column (naming them)."""
+    try:
+        found = find_match(run_dir, match_id)
+    except RunError as exc:
+        raise ReplayError(str(exc)) from None
+    row, prov = found.row, found.provenance
+    if found.table == "errors":
+        raise ReplayError(f"{run_dir}: match {match_id} failed in the run, so it has no "
+                          f"outcome to replay ({row['message']})")
+    variant = next(v for v in prov["variants"] if v["id"] == found.chunk.variant)
+    tables = variant_tables(run_dir, prov, variant)
+    game = game_of_run(prov)
+    got = game.replayer()(tables, int(row["seed"]), int(row["match_index"]), variant)
+    differs = [k for k, v in got["row"].items() if row.get(k) != v]
+    if differs:
+        commit = (prov.get("code_version") or {}).get("commit")
+        since = f" (the run was made by commit {commit[:12]})" if commit else ""
+        shown = ", ".join(f"{k} {got['row'][k]!r} instead of {row.get(k)!r}"
+                          for k in differs[:4])
+        raise ReplayMismatch(f"{run_dir}: the replay of {row['match_id']} differs from the run: "
+                          f"{shown}; the engine changed since the run{since}")
+    return {"match_id": row["match_id"], "variant": variant["id"], "run": str(run_dir),
+            "game": game.name, **got}
