@@ -27,8 +27,10 @@ import polars as pl
 from sim.analysis.load import read_table, scan_table, write_frame
 from sim.analysis.paired import paired_metric_tests, paired_victory_tests, significance
 from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
+from sim.outputs.games import game_of
 from sim.outputs.schemas import SCHEMAS
 from sim.outputs.storage import run_path
+from sim.rules.codes import VICTORY_NAMES
 
 SCHEMA = {"parameter": pl.Utf8, "base": pl.Float64, "low": pl.Float64, "high": pl.Float64,
           "metric": pl.Utf8, "low_value": pl.Float64, "high_value": pl.Float64,
@@ -119,6 +121,16 @@ def effects(design: dict[str, Any], matches: pl.DataFrame, seats: pl.DataFrame,
         a = of(by_variant, lo_id, empty["matches"]).select(cols).sort("match_index")
         b = of(by_variant, hi_id, empty["matches"]).select(cols).sort("match_index")
         inert[p["key"]] = a.equals(b)
+    return finish_effects(frames, inert, design)
+
+
+def finish_effects(frames: list[pl.DataFrame], inert: dict[str, bool],
+                   design: dict[str, Any]) -> pl.DataFrame:
+    """`effects`' table from its parts, for any game: `frames`, per parameter its
+    paired tests (variant, metric, baseline_value, variant_value, difference, lo, hi,
+    p_value, min_p_value, n_pairs; the low side as the baseline) with parameter, base,
+    low and high; `inert`, per parameter whether its two sides played alike; then the
+    slopes per +10 %, Holm, inertness and the ranks as `effects` describes."""
     if not frames:
         return pl.DataFrame(schema={**SCHEMA, "p_adjusted": pl.Float64, "changed": pl.Boolean,
                                     "inert": pl.Boolean, "same_as": pl.Utf8,
@@ -257,11 +269,25 @@ def top_parameters(table: pl.DataFrame, k: int) -> list[str]:
     return order[:k]
 
 
-def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:
-    """`effects` of a sensitivity folder (its design, and its sweep in `sweep/`)."""
-    design = read_design(folder)
-    matches, seats, events = load_frames(run_path(folder) / SWEEP_DIR)
+def sensitivity_effects(design: dict[str, Any], sweep: Path, confidence: float = 0.95
+                        ) -> pl.DataFrame:
+    """The hex game's hook (Game.study_analysis): `effects` of the sweep in `sweep`."""
+    matches, seats, events = load_frames(sweep)
     return effects(design, matches, seats, events, confidence)
+
+
+# the outcomes the page draws a tornado of, and those `sim sensitivity` prints, in order
+TORNADO_METRICS = ("victory=conquest", "victory=science", "victory=dominance",
+                   "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")
+PRINTED_METRICS = tuple(f"victory={name}" for name in VICTORY_NAMES)
+
+
+def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:
+    """The effects of a sensitivity folder (its design, and its sweep in `sweep/`),
+    by the hooks of the design's game (sim.outputs.games; `effects` for the hex game)."""
+    design = read_design(folder)
+    hooks = game_of(design.get("game")).hooks("analysis")
+    return hooks.sensitivity_effects(design, run_path(folder) / SWEEP_DIR, confidence)
 
 
 def write_sensitivity_table(folder: Path | str, note: Callable[[str], None]) -> pl.DataFrame:

@@ -20,7 +20,6 @@ from sim.cli.common import (
     signal_name,
 )
 from sim.outputs.storage import run_path
-from sim.rules.codes import VICTORY_NAMES
 from sim.runner.pool import keep_freed_memory
 
 
@@ -63,7 +62,7 @@ def sensitivity_cmd(file: Annotated[Path, typer.Argument(help="Sensitivity TOML 
                                replace_stale, jobs, sweep, typer.echo, say)
     except (SensitivityError, ExperimentError, OSError) as exc:  # OSError: a bad URL
         fail(str(exc))
-    _print_sensitivity(done.table)
+    _print_sensitivity(done.table, done.printed)
     if done.morris is not None:
         _print_morris(done.morris)
     typer.echo(f"table: {done.folder / 'sensitivity.parquet'}"
@@ -114,16 +113,17 @@ def _print_morris(morris) -> None:
         typer.echo(f"  {metric} mu*/sigma: " + ", ".join(cells))
 
 
-def _print_sensitivity(table) -> None:
-    """The three strongest balance values per victory type, then the match setup's
+def _print_sensitivity(table, printed: tuple[str, ...]) -> None:
+    """The three strongest balance values per outcome of `printed` (the game's: the hex
+    game's victory types, in V01's order, as the Morris lines and the report list
+    them), then the match setup's
     keys that moved it (ranked apart: sim.analysis.sensitivity.strongest), and the
     inert ones. A lever under several keys (`same_as`) is one entry, its other keys
     named after it."""
     from sim.analysis.sensitivity import inert_parameters, strongest  # lazy: 0.16 s (polars)
 
     metrics = set(table.get_column("metric").to_list())
-    # in V01's order, as the Morris lines and the report list them
-    for metric in (f"victory={name}" for name in VICTORY_NAMES):
+    for metric in printed:
         if metric not in metrics:
             continue
         balance = strongest(table, metric, "balance")

@@ -17,6 +17,7 @@ import polars as pl
 
 from sim.analysis import charts
 from sim.analysis.sensitivity import (
+    TORNADO_METRICS,
     inert_parameters,
     read_design,
     strongest,
@@ -24,11 +25,11 @@ from sim.analysis.sensitivity import (
     write_sensitivity_table,
 )
 from sim.outputs.folders import MORRIS_DIR, SWEEP_DIR
+from sim.outputs.games import game_of
 from sim.report.html import CSS, _svg, _table
 from sim.runner.sensitivity import open_sensitivity
 
-METRICS_SHOWN = ("victory=conquest", "victory=science", "victory=dominance",
-                 "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")
+METRICS_SHOWN = TORNADO_METRICS   # the hex game's; a design's game names its own
 
 
 MORRIS_COLUMNS = ("parameter", "metric", "low", "high", "mu_star", "mu_star_conf", "mu",
@@ -74,7 +75,8 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     # anything (sim.analysis.sensitivity.strongest)
     sections = [("balance", "balance values"), ("setup", "match setup")] \
         if groups == {"balance", "setup"} else [(None, "")]
-    outcomes = _outcome_sections(table, sections, top)
+    shown = game_of(design.get("game")).hooks("analysis").TORNADO_METRICS
+    outcomes = _outcome_sections(table, sections, top, shown)
     title = f"Sensitivity — {design.get('name', '')}"
     morris_html = "" if morris is None or morris_design is None else \
         morris_section(morris, morris_design)
@@ -89,13 +91,13 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
 
 
 def _outcome_sections(table: pl.DataFrame, sections: list[tuple[str | None, str]],
-                      top: int) -> str:
-    """Per outcome of METRICS_SHOWN the table has: for each group of keys (`sections`:
-    (group, its words), or one (None, "") when the keys are not ranked apart) the
-    tornado of the `top` strongest and their table."""
+                      top: int, shown: tuple[str, ...] = METRICS_SHOWN) -> str:
+    """Per outcome of `shown` (the game's TORNADO_METRICS) the table has: for each
+    group of keys (`sections`: (group, its words), or one (None, "") when the keys are
+    not ranked apart) the tornado of the `top` strongest and their table."""
     parts = []
     present = table.get_column("metric").unique().to_list()
-    for metric in (m for m in METRICS_SHOWN if m in present):
+    for metric in (m for m in shown if m in present):
         parts.append(f"<h2>{html.escape(metric)}</h2>")
         for group, words in sections:
             shown = strongest(table, metric, group).head(top)
@@ -219,6 +221,8 @@ class SensitivityRun:
     morris: pl.DataFrame | None
     page: Path
     errors: dict[str, int]
+    # the outcomes `sim sensitivity` prints, in order (the game's PRINTED_METRICS)
+    printed: tuple[str, ...] = ()
 
 
 def run_sensitivity(file: Path, out: Path | None, replace_stale: bool, jobs: int,
@@ -240,7 +244,9 @@ def run_sensitivity(file: Path, out: Path | None, replace_stale: bool, jobs: int
                                          errors, tell, say)
     page = write_sensitivity_report(table, read_design(folder), folder / "sensitivity.html",
                                     morris=morris, morris_design=morris_json)
-    return SensitivityRun(folder=folder, table=table, morris=morris, page=page, errors=errors)
+    printed = game_of(design.spec.game).hooks("analysis").PRINTED_METRICS
+    return SensitivityRun(folder=folder, table=table, morris=morris, page=page, errors=errors,
+                          printed=printed)
 
 
 def design_lines(design, experiment, folder: Path, jobs: int) -> list[tuple[str, bool]]:

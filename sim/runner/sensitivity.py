@@ -46,13 +46,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sim.outputs.folders import SENSITIVITY_DESIGN_FILE, SWEEP_DIR
+from sim.outputs.games import HEX, game_of
 from sim.outputs.storage import absolute, is_remote, local_copy
 from sim.rules.tables import (
     REPO_ROOT,
     Tables,
     TablesError,
     board_problems,
-    load_tables,
     setup_problems,
 )
 from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
@@ -67,12 +67,16 @@ class SensitivitySpec(BaseModel):
 
     name: str
     description: str = ""
-    tables: str = "tables/default.toml"
+    # the game (sim.outputs.games; None: the hex game) and its tables (None: its default)
+    game: str | None = None
+    tables: str | None = None
     root_seed: Annotated[int, Field(ge=0, lt=2**63)]
     matches: Annotated[int, Field(ge=2, le=10_000_000)]
     seats: Annotated[int, Field(ge=2, le=6)] | None = None
     length: str | None = None
     personalities: list[str] | None = None
+    # a game with sides (Crown): each side's AI skill, the same in every variant
+    side_skill: list[int] | None = None
     chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
     parameters: Annotated[list[str], Field(min_length=1)]
     exclude: list[str] = []
@@ -135,11 +139,13 @@ class Design:
     one_sided: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        game = game_of(self.spec.game)
         return {"name": self.spec.name, "step": self.spec.step, "baseline": BASELINE,
                 "tables": self.tables_path,
                 "parameters": [asdict(p) for p in self.parameters],
                 "skipped": [{"key": k, "why": w} for k, w in self.skipped],
-                "plays": dict(self.plays), "setup_keys": list(SETUP_KEYS)}
+                "plays": dict(self.plays), "setup_keys": list(game.setup_keys),
+                **({"game": game.name} if self.spec.game is not None else {})}
 
 
 # Keys that set the match up rather than balance one piece of content: its length, the
@@ -148,12 +154,13 @@ class Design:
 # apart from the balance values' (`group`): "a longer match gives more science wins"
 # is worth knowing, but it must not push the single values a designer tunes out of the
 # tornado they read.
-SETUP_KEYS = ("match.*", "map.radius")
+SETUP_KEYS = HEX.setup_keys   # ("match.*", "map.radius"), written once in sim.outputs.games
 
 
-def group_of(key: str) -> str:
-    """"setup" for a key of SETUP_KEYS, "balance" for any other table value."""
-    return "setup" if any(fnmatch.fnmatchcase(key, p) for p in SETUP_KEYS) else "balance"
+def group_of(key: str, setup_keys: tuple[str, ...] = SETUP_KEYS) -> str:
+    """"setup" for a key of `setup_keys` (the game's: Game.setup_keys; SETUP_KEYS is
+    the hex game's), "balance" for any other table value."""
+    return "setup" if any(fnmatch.fnmatchcase(key, p) for p in setup_keys) else "balance"
 
 
 def numeric_values(data: dict[str, Any], prefix: str = "") -> dict[str, float]:
@@ -232,14 +239,28 @@ def overrides_at(base: Tables, overrides: dict[str, Any], seats: int | None,
     return tables, None
 
 
+def spec_problems(spec: Any, tables: Tables) -> list[tuple[tuple, str]]:
+    """The hex game's check of a sensitivity or tune file's match settings against
+    its tables (the length preset and personalities exist; sim.rules.tables); a
+    file's `side_skill` is for a game with sides."""
+    if spec.side_skill is not None:
+        return [(("side_skill",), "the hex game has seats, not sides: use an experiment's "
+                 "seat_ai")]
+    return setup_problems(tables.model, spec.length, spec.personalities)
+
+
 def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
     """The low and high value of every selected parameter (pure: `tables`, with the
     file's `set` applied, validates each candidate value), and which sides play matches
-    of their own (`play_key`; the module's docstring)."""
+    of their own (`play_key`; the module's docstring). The game's hooks
+    (Game.study_runner: this module for the hex game) check a value and key a match."""
+    game = game_of(spec.game)
+    hooks = game.hooks("runner")
+    overrides_at = hooks.overrides_at
     values = numeric_values(tables.data)
 
     def key_of(t: Tables) -> str:
-        return play_key(t, spec.seats, spec.length, spec.personalities)
+        return hooks.play_key(t, spec.seats, spec.length, spec.personalities)
 
     played = {key_of(tables): BASELINE}       # play key -> the variant that plays it
     params, skipped, plays, one_sided = [], [], {}, []
@@ -269,7 +290,7 @@ def design(spec: SensitivitySpec, tables_path: Path, tables: Tables) -> Design:
         same_as = pairs.setdefault(pair, key)
         params.append(Parameter(key, base, sides[False], sides[True], names[False],
                                 names[True], None if same_as == key else same_as,
-                                group_of(key)))
+                                group_of(key, game.setup_keys)))
     return Design(spec, str(tables_path), tuple(params), tuple(skipped), plays,
                   tuple(one_sided))
 
@@ -290,6 +311,7 @@ def experiment_text(d: Design) -> str:
     s = d.spec
     lines = [f"# written by `sim sensitivity` from the sensitivity file {s.name!r}: do not edit",
              f"name = {json.dumps(s.name)}",
+             *([f"game = {json.dumps(s.game)}"] if s.game is not None else []),
              f"description = {json.dumps(s.description or 'sensitivity of ' + s.name)}",
              f"tables = {json.dumps(d.tables_path)}",
              f"root_seed = {s.root_seed}", f"matches = {s.matches}",
@@ -300,14 +322,15 @@ def experiment_text(d: Design) -> str:
         lines.append(f"length = {json.dumps(s.length)}")
     if s.personalities is not None:
         lines.append(f"personalities = {json.dumps(s.personalities)}")
-    lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}"]
+    skills = [] if s.side_skill is None else [f"side_skill = {json.dumps(s.side_skill)}"]
+    lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}", *skills]
     if s.base_set:
         lines.append(f"set = {_inline_table(s.base_set)}")
     for p in d.parameters:
         for variant, value in ((p.low_variant, p.low), (p.high_variant, p.high)):
             if variant == BASELINE or variant in d.plays:
                 continue
-            lines += ["", "[[variants]]", f"name = {json.dumps(variant)}",
+            lines += ["", "[[variants]]", f"name = {json.dumps(variant)}", *skills,
                       f"set = {_inline_table({**s.base_set, p.key: value})}"]
     return "\n".join(lines) + "\n"
 
@@ -361,20 +384,29 @@ def load_sensitivity(path: str | Path) -> Design:
     except ValidationError as exc:  # a line per key at fault
         raise SensitivityError("\n".join(validation_problems(exc.errors(), path,
                                                               key_lines(text)))) from None
-    candidate = Path(spec.tables)
+    try:
+        game = game_of(spec.game)
+    except KeyError as exc:
+        line = line_of(key_lines(text), ("game",))
+        raise SensitivityError(f"{path}:{line}: game: {exc.args[0]}") from None
+    if game.study_runner != __name__ and spec.morris_top:
+        raise SensitivityError(f"{path}: morris_top: the Morris screen reads the hex game's "
+                               f"outcomes; give 0 for a {game.name} sensitivity")
+    candidate = Path(spec.tables or game.default_tables)
     if not candidate.is_absolute():
         beside = (path.parent / candidate).absolute()
         candidate = beside if beside.exists() else REPO_ROOT / candidate
     try:
-        tables = load_tables(candidate)
+        tables = game.load(candidate, {})
     except TablesError as exc:
         raise SensitivityError(f"{path}: tables: {exc.errors[0]}") from None
-    for loc, reason in setup_problems(tables.model, spec.length, spec.personalities)[:1]:
+    for loc, reason in game.hooks("runner").spec_problems(spec, tables)[:1]:
         line = line_of(key_lines(text), loc)
         raise SensitivityError(f"{path}:{line}: {'.'.join(map(str, loc))}: {reason}"
                                if line else f"{path}: {'.'.join(map(str, loc))}: {reason}")
     if spec.base_set:
-        with_set, why = overrides_at(tables, spec.base_set, spec.seats, spec.length)
+        with_set, why = game.hooks("runner").overrides_at(tables, spec.base_set, spec.seats,
+                                                          spec.length)
         if with_set is None:
             raise SensitivityError(f"{path}: set: {why}")
         tables = with_set
