@@ -276,6 +276,22 @@ def sensitivity_effects(design: dict[str, Any], sweep: Path, confidence: float =
     return effects(design, matches, seats, events, confidence)
 
 
+def outcome_values(matches: pl.DataFrame, variant: str | None = None
+                   ) -> dict[str, float | None]:
+    """The hex game's hook: `sim tune`'s outcomes (sim.analysis.tune.outcome_values)."""
+    from sim.analysis.tune import outcome_values as hex_outcome_values  # tune imports this
+
+    return hex_outcome_values(matches, variant)
+
+
+def confirm_table(matches: pl.DataFrame, bands: dict[str, tuple[float, float]],
+                  baseline: str, tuned: str, confidence: float = 0.95) -> pl.DataFrame:
+    """The hex game's hook: a tune's before/after (sim.analysis.tune.confirm_table)."""
+    from sim.analysis.tune import confirm_table as hex_confirm_table
+
+    return hex_confirm_table(matches, bands, baseline, tuned, confidence)
+
+
 # the outcomes the page draws a tornado of, and those `sim sensitivity` prints, in order
 TORNADO_METRICS = ("victory=conquest", "victory=science", "victory=dominance",
                    "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")

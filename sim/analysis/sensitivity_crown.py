@@ -9,6 +9,9 @@ Surge, or the lead cycle, decided, K07). A metric is null where it has no value 
 side first more often, a draw, no fault leader, no winning attack), and such a match
 is left out of that metric's mean and pairs.
 
+`sim tune` bands any of them (each a share, in [0, 1]): outcome_values gives a
+trial's, and confirm_table the before/after of the tuned values on fresh matches.
+
 The sensitivity compares each parameter's high side with its low side on the same
 matches with the paired test of sim.analysis.paired.observation_tests (for one value
 per match, the paired t-test; on a 0/1 indicator, on the 0/1 differences), then
@@ -20,11 +23,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
+from scipy import stats
 
 from sim.analysis.load import read_table
 from sim.analysis.paired import observation_tests
 from sim.analysis.sensitivity import finish_effects
+from sim.analysis.stats import wilson
+from sim.analysis.tune import CONFIRM_SCHEMA
 from sim.outputs.games import CROWN
 
 # the shown and printed outcomes: every metric, in the game's order
@@ -109,3 +116,52 @@ def outcome_values(matches: pl.DataFrame, variant: str | None = None
         value = means.get_column(name)[0] if matches.height else None
         out[name] = None if value is None else float(value)
     return out
+
+
+def confirm_table(matches: pl.DataFrame, bands: dict[str, tuple[float, float]],
+                  baseline: str, tuned: str, confidence: float = 0.95) -> pl.DataFrame:
+    """A Crown tune's before (the baseline) and after (the tuned values) on the same
+    fresh matches, one row per banded metric in CROWN.metrics' order, in the columns
+    of sim.analysis.tune.confirm_table (CONFIRM_SCHEMA). A side's interval: Wilson's
+    for a 0/1 metric (a share of matches), else the t interval of the mean; the
+    difference, its interval and p-value: the paired test over the matches where
+    both have a value (observation_tests)."""
+    obs = observations(matches.filter(pl.col("variant").is_in([baseline, tuned])))
+    tests = {r["metric"]: r for r in observation_tests(obs, baseline, confidence)
+             .iter_rows(named=True)}
+    rows = []
+    for metric in (m for m in CROWN.metrics if m in bands):
+        band = bands[metric]
+        row: dict[str, Any] = {"outcome": metric, "band_lo": float(band[0]),
+                               "band_hi": float(band[1])}
+        for side, variant in (("before", baseline), ("after", tuned)):
+            values = obs.filter((pl.col("variant") == variant) & (pl.col("metric") == metric)
+                                ).get_column("value").to_numpy()
+            value, lo, hi = _mean_interval(values, confidence)
+            row |= {side: value, f"{side}_lo": lo, f"{side}_hi": hi,
+                    f"{side}_in_band": None if value is None else band[0] <= value <= band[1]}
+        row["after_interval_in_band"] = None if row["after_lo"] is None else \
+            band[0] <= row["after_lo"] and row["after_hi"] <= band[1]
+        test = tests.get(metric, {})
+        row |= {"difference": test.get("difference"), "difference_lo": test.get("lo"),
+                "difference_hi": test.get("hi"), "p_value": test.get("p_value"),
+                "n_pairs": test.get("n_pairs", 0)}
+        rows.append(row)
+    return pl.DataFrame(rows, schema=CONFIRM_SCHEMA, orient="row")
+
+
+def _mean_interval(values: np.ndarray, confidence: float
+                   ) -> tuple[float | None, float | None, float | None]:
+    """(mean, lo, hi) of a metric's values: Wilson for 0/1 values, the t interval
+    otherwise; (None, None, None) with no value, the interval None with one."""
+    n = len(values)
+    if n == 0:
+        return None, None, None
+    mean = float(values.mean())
+    if np.isin(values, (0.0, 1.0)).all():
+        lo, hi = wilson(int(values.sum()), n, confidence)
+        return mean, float(lo), float(hi)
+    if n < 2:
+        return mean, None, None
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return mean, mean - half, mean + half

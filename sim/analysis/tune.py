@@ -30,6 +30,7 @@ from sim.analysis._frames import VICTORIES, finished
 from sim.analysis.charts import WIDTH
 from sim.analysis.load import read_table
 from sim.analysis.stats import mcnemar_exact, median_interval, paired_share_interval, wilson
+from sim.outputs.games import HEX, Game
 
 SHARES: tuple[str, ...] = tuple(VICTORIES)   # conquest, science, dominance, turn_limit
 MEDIAN_END_TURN = "median_end_turn"
@@ -83,12 +84,15 @@ def outcome_values(matches: pl.DataFrame, variant: str | None = None) -> dict[st
     return out
 
 
-def scorer(bands: Mapping[str, Band]
+def scorer(bands: Mapping[str, Band], game: Game = HEX
            ) -> Callable[[Path], tuple[dict[str, float | None], float | None]]:
     """The scorer `sim.runner.tune.run_tune` calls after each trial: a run folder ->
-    (outcome_values of all its finished matches, their distance to `bands`)."""
+    (the outcomes of all its finished matches, by the game's outcome_values hook:
+    this module's for the hex game; their distance to `bands`)."""
+    values_of = game.hooks("analysis").outcome_values
+
     def score(run_dir: Path) -> tuple[dict[str, float | None], float | None]:
-        values = outcome_values(read_table(run_dir, "matches"))
+        values = values_of(read_table(run_dir, "matches"))
         return values, distance(values, bands)
 
     return score

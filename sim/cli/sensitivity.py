@@ -113,14 +113,17 @@ def _print_morris(morris) -> None:
         typer.echo(f"  {metric} mu*/sigma: " + ", ".join(cells))
 
 
-def _print_sensitivity(table, printed: tuple[str, ...]) -> None:
+def _print_sensitivity(table, printed: tuple[str, ...] | None = None) -> None:
     """The three strongest balance values per outcome of `printed` (the game's: the hex
     game's victory types, in V01's order, as the Morris lines and the report list
     them), then the match setup's
     keys that moved it (ranked apart: sim.analysis.sensitivity.strongest), and the
     inert ones. A lever under several keys (`same_as`) is one entry, its other keys
     named after it."""
-    from sim.analysis.sensitivity import inert_parameters, strongest  # lazy: 0.16 s (polars)
+    # lazy: 0.16 s (polars)
+    from sim.analysis.sensitivity import PRINTED_METRICS, inert_parameters, strongest
+
+    printed = PRINTED_METRICS if printed is None else printed
 
     metrics = set(table.get_column("metric").to_list())
     for metric in printed:

@@ -18,16 +18,14 @@ from sim.analysis.load import read_table, write_frame
 from sim.analysis.tune import (
     MEDIAN_END_TURN,
     TURN_SCALE,
-    confirm_table,
     distance,
     history_chart,
-    outcome_values,
     scorer,
     with_best_so_far,
 )
 from sim.outputs.storage import run_path
 from sim.report.html import CSS, _svg, _table
-from sim.runner.tune import BANDED, BASELINE, TUNED, Tune, run_tune
+from sim.runner.tune import BASELINE, TUNED, Tune, run_tune
 
 TUNED_FILE = "tuned.toml"
 HISTORY_FILE = "tune.parquet"
@@ -43,7 +41,7 @@ def history_frame(tune: Tune, rows: list[dict[str, Any]]) -> pl.DataFrame:
     distance (null when refused), best_so_far, seconds, refused (the reason)."""
     schema: dict[str, Any] = {"trial": pl.Int64, "state": pl.Utf8}
     schema |= {k.name: pl.Int64 if k.integer else pl.Float64 for k in tune.keys}
-    schema |= {o: pl.Float64 for o in BANDED}
+    schema |= {o: pl.Float64 for o in tune.outcomes}
     schema |= {"matches": pl.Int64, "errors": pl.Int64, "distance": pl.Float64,
                "seconds": pl.Float64, "refused": pl.Utf8}
     frame = pl.DataFrame(rows, schema=schema, orient="row")
@@ -95,8 +93,10 @@ def write_tune_outputs(tune: Tune, summary: dict[str, Any], out: Path) -> dict[s
     confirmation's matches (the point estimates)."""
     out = run_path(out)  # a path or a URL
     matches = read_table(summary["confirm"]["folder"], "matches")
-    table = confirm_table(matches, tune.bands, BASELINE, TUNED)
-    before, after = outcome_values(matches, BASELINE), outcome_values(matches, TUNED)
+    hooks = tune.game.hooks("analysis")  # the game's outcomes (sim.outputs.games)
+    table = hooks.confirm_table(matches, tune.bands, BASELINE, TUNED)
+    before = hooks.outcome_values(matches, BASELINE)
+    after = hooks.outcome_values(matches, TUNED)
     d_before, d_after = distance(before, tune.bands), distance(after, tune.bands)
     inside = bool(table.height) and all(v is True for v in table.get_column("after_in_band"))
     verdict = {"inside": inside, "distance_tuned": d_after, "distance_baseline": d_before}
@@ -237,6 +237,6 @@ def tune_study(tune: Tune, folder: Path, jobs: int, backend: str, scheduler: str
     then write its four outputs (write_tune_outputs). Returns run_tune's summary and
     tune.json's content. Raises TuneError, SweepError or SweepInterrupted as run_tune
     does."""
-    summary = run_tune(tune, folder, scorer(tune.bands), jobs, backend, scheduler,
+    summary = run_tune(tune, folder, scorer(tune.bands, tune.game), jobs, backend, scheduler,
                        say=say, command=command)
     return summary, write_tune_outputs(tune, summary, folder)

@@ -56,14 +56,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.outputs.folders import SWEEP_DIR
+from sim.outputs.games import HEX, Game, game_of
 from sim.outputs.lock import RunLocked, run_lock
 from sim.outputs.storage import absolute, is_remote, local_copy, run_path
-from sim.rules.codes import VICTORY_NAMES
-from sim.rules.tables import REPO_ROOT, TablesError, load_tables, setup_problems
+from sim.rules.tables import REPO_ROOT, TablesError
 from sim.rules.tomlpos import key_lines, line_of, read_toml, validation_problems
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.pool import shared_pool
-from sim.runner.sensitivity import numeric_values, overrides_at
+from sim.runner.sensitivity import numeric_values
 from sim.runner.sweep import run_sweep, stop_on_signals
 
 STUDY_DB = "study.db"
@@ -77,7 +77,7 @@ BASELINE = "baseline"
 TUNED = "tuned"
 SAMPLERS = ("tpe", "cmaes")
 # what a band may be set on: the four victory types of V01 and the median end turn
-BANDED = (*VICTORY_NAMES[: VICTORY_NAMES.index("human_out")], "median_end_turn")
+BANDED = HEX.metrics   # written once in sim.outputs.games
 SHARE_OUTCOMES = BANDED[:-1]
 # tags that separate the tune's derived seeds from each other and from the matches'
 _SAMPLER_TAG = 0x74756E65   # "tune"
@@ -91,15 +91,19 @@ _Range = Annotated[list[int | float], Field(min_length=2, max_length=2)]
 
 
 class TuneSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
     name: str
     description: str = ""
-    tables: str = "tables/default.toml"
+    # the game (sim.outputs.games; None: the hex game) and its tables (None: its default)
+    game: str | None = None
+    tables: str | None = None
     root_seed: Annotated[int, Field(ge=0, lt=2**63)]
     seats: Annotated[int, Field(ge=2, le=6)] | None = None
     length: str | None = None
     personalities: list[str] | None = None
+    # a game with sides (Crown): each side's AI skill in every trial
+    side_skill: list[int] | None = None
     matches: Annotated[int, Field(ge=2, le=10_000_000)]
     chunk_size: Annotated[int, Field(ge=1, le=100_000)] = 100
     trials: Annotated[int, Field(ge=1, le=100_000)]
@@ -110,6 +114,9 @@ class TuneSpec(BaseModel):
     confirm_matches: Annotated[int, Field(ge=2, le=10_000_000)] = 1000
     bands: Annotated[dict[str, _Pair], Field(min_length=1)]
     keys: Annotated[dict[str, _Range], Field(min_length=1)]
+    # overrides every trial and the confirmation's baseline play with (a tune around a
+    # variant: Crown's 2 v 3 as `set = { "match.team_sizes" = [2, 3] }`)
+    base_set: dict[str, Any] = Field(default={}, alias="set")
 
 
 class TuneError(Exception):
@@ -138,6 +145,17 @@ class Tune:
     keys: tuple[Key, ...]
     bands: dict[str, tuple[float, float]]
 
+    @property
+    def game(self) -> Game:
+        """The game the tune plays (sim.outputs.games)."""
+        return game_of(self.spec.game)
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """The outcomes a band may be set on and each trial records: the game's metrics
+        (BANDED for the hex game)."""
+        return self.game.metrics
+
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a rerun to continue a study: everything that changes a
         trial's proposal or score (not the name, description, budget or confirmation)."""
@@ -147,7 +165,10 @@ class Tune:
                 "chunk_size": s.chunk_size, "sampler": s.sampler,
                 "startup_trials": s.startup_trials,
                 "keys": [[k.name, k.low, k.high, k.integer] for k in self.keys],
-                "bands": {k: list(v) for k, v in self.bands.items()}}
+                "bands": {k: list(v) for k, v in self.bands.items()},
+                # a hex tune's fingerprint as before the games, so its study resumes
+                **({"game": s.game, "side_skill": s.side_skill} if s.game is not None
+                   else {}), **({"set": s.base_set} if s.base_set else {})}
 
     @property
     def confirm_seed(self) -> int:
@@ -187,12 +208,17 @@ def load_tune(path: str | Path) -> Tune:
         # misspelling, the cause, comes first
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
         raise TuneError("\n".join(validation_problems(errors, path, lines))) from None
-    candidate = Path(spec.tables)
+    try:
+        game = game_of(spec.game)
+    except KeyError as exc:
+        fail(("game",), exc.args[0])
+    hooks = game.hooks("runner")
+    candidate = Path(spec.tables or game.default_tables)
     if not candidate.is_absolute():
         beside = (path.parent / candidate).absolute()
         candidate = beside if beside.exists() else REPO_ROOT / candidate
     try:
-        base = load_tables(candidate)
+        base = game.load(candidate, {})
     except TablesError as exc:
         fail(("tables",), exc.errors[0])
     if spec.sampler not in SAMPLERS:
@@ -202,16 +228,22 @@ def load_tune(path: str | Path) -> Tune:
              "independently); use sampler = \"tpe\"")
     if spec.sampler == "cmaes" and not _has_cmaes():
         fail(("sampler",), "CMA-ES needs the `cmaes` package (pip install cmaes)")
-    for loc, reason in setup_problems(base.model, spec.length, spec.personalities)[:1]:
+    for loc, reason in hooks.spec_problems(spec, base)[:1]:
         fail(loc, reason)
+    if spec.base_set:
+        with_set, why = hooks.overrides_at(base, spec.base_set, spec.seats, spec.length)
+        if with_set is None:
+            fail(("set",), f"the tables refuse it: {why}")
+        base = with_set
     bands: dict[str, tuple[float, float]] = {}
     for outcome, (lo, hi) in spec.bands.items():
         loc = ("bands", outcome)
-        if outcome not in BANDED:
-            fail(loc, f"no such outcome; bands may be set on {', '.join(BANDED)}")
+        if outcome not in game.metrics:
+            fail(loc, f"no such outcome; bands may be set on {', '.join(game.metrics)}")
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             fail(loc, f"[{lo:g}, {hi:g}]: need low <= high")
-        if outcome in SHARE_OUTCOMES and not 0.0 <= lo <= hi <= 1.0:
+        # every outcome but the hex game's median end turn is a share
+        if outcome != "median_end_turn" and not 0.0 <= lo <= hi <= 1.0:
             fail(loc, f"[{lo:g}, {hi:g}]: a share's band lies within [0, 1] "
                  "(0.25 is 25 %)")
         if outcome == "median_end_turn" and lo < 0:
@@ -236,7 +268,7 @@ def load_tune(path: str | Path) -> Tune:
             fail(loc, f"[{lo}, {hi}]: need low < high")
         for bound in (lo, hi):
             # the board at the seats and length the tune plays, not the tables' default
-            _tables, why = overrides_at(base, {name: bound}, spec.seats, spec.length)
+            _tables, why = hooks.overrides_at(base, {name: bound}, spec.seats, spec.length)
             if why is not None:
                 fail(loc, f"{bound!r}: the tables refuse it: {why}")
         keys.append(Key(name, lo, hi, integer, base_value))
@@ -266,6 +298,7 @@ def _header(tune: Tune, name: str, description: str, root_seed: int, matches: in
     s = tune.spec
     lines = [f"# written by `sim tune` from the tune file {s.name!r}: do not edit",
              f"name = {json.dumps(name)}", f"description = {json.dumps(description)}",
+             *([f"game = {json.dumps(s.game)}"] if s.game is not None else []),
              f"tables = {json.dumps(tune.tables_path)}", f"root_seed = {root_seed}",
              f"matches = {matches}", f"chunk_size = {s.chunk_size}",
              f"baseline = {json.dumps(baseline)}"]
@@ -285,8 +318,8 @@ def trial_experiment_text(tune: Tune, trial: int, overrides: dict[str, Any]) -> 
     lines = _header(tune, f"{tune.spec.name}-trial-{trial:04d}",
                     f"trial {trial} of the tune {tune.spec.name}", tune.spec.root_seed,
                     tune.spec.matches, TRIAL_VARIANT)
-    lines += ["", "[[variants]]", f"name = {json.dumps(TRIAL_VARIANT)}",
-              f"set = {_inline(overrides)}"]
+    lines += ["", "[[variants]]", f"name = {json.dumps(TRIAL_VARIANT)}", *_skills(tune),
+              f"set = {_inline({**tune.spec.base_set, **overrides})}"]
     return "\n".join(lines) + "\n"
 
 
@@ -296,9 +329,17 @@ def confirm_experiment_text(tune: Tune, overrides: dict[str, Any]) -> str:
     lines = _header(tune, f"{tune.spec.name}-confirm",
                     f"confirmation of the tune {tune.spec.name}: baseline vs tuned",
                     tune.confirm_seed, tune.spec.confirm_matches, BASELINE)
-    lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}",
-              "", "[[variants]]", f"name = {json.dumps(TUNED)}", f"set = {_inline(overrides)}"]
+    base = [f"set = {_inline(tune.spec.base_set)}"] if tune.spec.base_set else []
+    lines += ["", "[[variants]]", f"name = {json.dumps(BASELINE)}", *_skills(tune), *base,
+              "", "[[variants]]", f"name = {json.dumps(TUNED)}", *_skills(tune),
+              f"set = {_inline({**tune.spec.base_set, **overrides})}"]
     return "\n".join(lines) + "\n"
+
+
+def _skills(tune: Tune) -> list[str]:
+    """A variant's side_skill line (a game with sides), or none."""
+    skills = tune.spec.side_skill
+    return [] if skills is None else [f"side_skill = {json.dumps(skills)}"]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -482,7 +523,7 @@ def history_rows(tune: Tune, study, budget: int | None = None) -> list[dict[str,
                                "state": "complete" if t.state == TrialState.COMPLETE
                                else "refused"}
         row |= _overrides(tune, t.params)
-        row |= {o: outcomes.get(o) for o in BANDED}
+        row |= {o: outcomes.get(o) for o in tune.outcomes}
         row |= {"matches": int(outcomes.get("matches") or 0),
                 "errors": int(t.user_attrs.get("errors", 0)),
                 "distance": t.value if t.state == TrialState.COMPLETE else None,
@@ -635,7 +676,7 @@ def _run_study(tune, out, study, score, jobs, backend, scheduler, say, command, 
             "history": history,
             "best": {"trial": best_row["trial"], "params": best_params,
                      "distance": best_row["distance"],
-                     "outcomes": {o: best_row[o] for o in BANDED}},
+                     "outcomes": {o: best_row[o] for o in tune.outcomes}},
             "confirm": {"folder": str(confirm_dir / SWEEP_DIR), "root_seed": tune.confirm_seed,
                         "matches": tune.spec.confirm_matches, "result": result},
             "sampler": tune.spec.sampler}
