@@ -46,11 +46,11 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
     from sim.runner.bench import bench_phases
 
     if game == "crown":
-        from sim.rules.crown import CROWN_SKILLS
+        from sim.outputs.games import CROWN  # the game interface, not Crown's rules
         from sim.runner.bench import bench_crown_match
 
-        if skill not in CROWN_SKILLS:
-            raise typer.BadParameter(f"one of {', '.join(map(str, CROWN_SKILLS))}",
+        if skill not in CROWN.ai_levels:
+            raise typer.BadParameter(f"one of {', '.join(map(str, CROWN.ai_levels))}",
                                      param_hint="--skill")
         _print_bench(bench_crown_match(matches or 2000, skill=skill), as_json)
         return

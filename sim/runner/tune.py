@@ -235,20 +235,7 @@ def load_tune(path: str | Path) -> Tune:
         if with_set is None:
             fail(("set",), f"the tables refuse it: {why}")
         base = with_set
-    bands: dict[str, tuple[float, float]] = {}
-    for outcome, (lo, hi) in spec.bands.items():
-        loc = ("bands", outcome)
-        if outcome not in game.metrics:
-            fail(loc, f"no such outcome; bands may be set on {', '.join(game.metrics)}")
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            fail(loc, f"[{lo:g}, {hi:g}]: need low <= high")
-        # every outcome but the hex game's median end turn is a share
-        if outcome != "median_end_turn" and not 0.0 <= lo <= hi <= 1.0:
-            fail(loc, f"[{lo:g}, {hi:g}]: a share's band lies within [0, 1] "
-                 "(0.25 is 25 %)")
-        if outcome == "median_end_turn" and lo < 0:
-            fail(loc, f"[{lo:g}, {hi:g}]: a turn is never negative")
-        bands[outcome] = (float(lo), float(hi))
+    bands = _bands(spec, game, fail)
     values = numeric_values(base.data)
     keys = []
     for name, (lo, hi) in spec.keys.items():
@@ -273,6 +260,27 @@ def load_tune(path: str | Path) -> Tune:
                 fail(loc, f"{bound!r}: the tables refuse it: {why}")
         keys.append(Key(name, lo, hi, integer, base_value))
     return Tune(str(path), spec, str(candidate), base.hash, tuple(keys), bands)
+
+
+def _bands(spec: TuneSpec, game: Game, fail: Callable[[tuple, str], None]
+           ) -> dict[str, tuple[float, float]]:
+    """The file's bands, each on one of the game's outcomes (Game.metrics) with
+    low <= high; `fail` (loc, reason) on the first that is not."""
+    bands: dict[str, tuple[float, float]] = {}
+    for outcome, (lo, hi) in spec.bands.items():
+        loc = ("bands", outcome)
+        if outcome not in game.metrics:
+            fail(loc, f"no such outcome; bands may be set on {', '.join(game.metrics)}")
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            fail(loc, f"[{lo:g}, {hi:g}]: need low <= high")
+        # every outcome but the hex game's median end turn is a share
+        if outcome != "median_end_turn" and not 0.0 <= lo <= hi <= 1.0:
+            fail(loc, f"[{lo:g}, {hi:g}]: a share's band lies within [0, 1] "
+                 "(0.25 is 25 %)")
+        if outcome == "median_end_turn" and lo < 0:
+            fail(loc, f"[{lo:g}, {hi:g}]: a turn is never negative")
+        bands[outcome] = (float(lo), float(hi))
+    return bands
 
 
 def _has_cmaes() -> bool:
