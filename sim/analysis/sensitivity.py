@@ -296,6 +296,11 @@ def confirm_table(matches: pl.DataFrame, bands: dict[str, tuple[float, float]],
 TORNADO_METRICS = ("victory=conquest", "victory=science", "victory=dominance",
                    "victory=turn_limit", "end_turn", "capital_falls", "winner_gold_share")
 PRINTED_METRICS = tuple(f"victory={name}" for name in VICTORY_NAMES)
+# what of a match an inert parameter's two values left unchanged (the page's words)
+INERT_MEANS = "its winner, victory type or end turn"
+# what the setup keys (sim.outputs.games.HEX.setup_keys) are, in the page's words
+SETUP_MEANS = ("its length, board size and game-speed and seat-count scales, which each "
+               "move many values at once")
 
 
 def sensitivity_table(folder: Path | str, confidence: float = 0.95) -> pl.DataFrame:

@@ -36,6 +36,8 @@ from sim.outputs.games import CROWN
 
 # the shown and printed outcomes: every metric, in the game's order
 TORNADO_METRICS = PRINTED_METRICS = CROWN.metrics
+SETUP_MEANS = "the match's rounds, waves and team sizes, and the AI's weights"
+INERT_MEANS = "any column of its matches row (winner, totals, score terms, leads, attacks)"
 # columns that name a row rather than say what happened in its match
 _NOT_PLAYED = ("match_id", "replay", "tables_hash", "variant")
 

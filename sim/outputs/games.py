@@ -9,7 +9,9 @@ runner, where its column gathering already was) and draw it (its report sections
 the report layer) are named here by module path, imported on use: a report's process
 never loads numba, and no layer below the report imports it. Those named
 modules are the only doors into a game's internals (the architecture test checks
-that runner, outputs, analysis and report import none of them otherwise).
+that runner, outputs, analysis, report and the command line import none of them, nor
+Crown's rules module, otherwise). `sim sensitivity`, `sim tune` and `sim replay` find
+a game's study hooks and match replay here too (Game.hooks, Game.replayer).
 
 A chunk player is `play(settings, spec, tables) -> (tables' columns, summary)`: the
 match indices [spec.start, spec.stop) of variant spec.variant, the run's root seed

@@ -75,8 +75,8 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
     # anything (sim.analysis.sensitivity.strongest)
     sections = [("balance", "balance values"), ("setup", "match setup")] \
         if groups == {"balance", "setup"} else [(None, "")]
-    shown = game_of(design.get("game")).hooks("analysis").TORNADO_METRICS
-    outcomes = _outcome_sections(table, sections, top, shown)
+    hooks = game_of(design.get("game")).hooks("analysis")
+    outcomes = _outcome_sections(table, sections, top, hooks.TORNADO_METRICS)
     title = f"Sensitivity — {design.get('name', '')}"
     morris_html = "" if morris is None or morris_design is None else \
         morris_section(morris, morris_design)
@@ -84,8 +84,9 @@ def build_sensitivity_report(table: pl.DataFrame, design: dict[str, Any], top: i
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
             f"style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{_intro(design, len(sections) == 2)}{outcomes}"
-            f"{morris_html}{_inert_section(table)}{_shared_matches_section(design)}"
+            f"<h1>{html.escape(title)}</h1>{_intro(design, len(sections) == 2, hooks.SETUP_MEANS)}{outcomes}"
+            f"{morris_html}{_inert_section(table, hooks.INERT_MEANS)}"
+            f"{_shared_matches_section(design)}"
             f"{_skipped_section(design)}"
             "</body></html>")
 
@@ -127,9 +128,10 @@ def _strongest_keys(shown: pl.DataFrame, metric: str, group: str | None, words: 
             f"</figure>{_table(table_rows, {'p_adjusted': 'p'}, highlight='changed')}")
 
 
-def _intro(design: dict[str, Any], two_groups: bool) -> str:
+def _intro(design: dict[str, Any], two_groups: bool, setup_means: str) -> str:
     """How to read the effects; with `two_groups`, that balance values and the match's
-    setup keys are ranked apart."""
+    setup keys (`setup_means`: what they are, the game's SETUP_MEANS) are ranked
+    apart."""
     n_params = len(design.get("parameters", []))
     return (f"<p class='muted'>{n_params} parameters, each moved ±{design.get('step', 0):.0%} "
             "(integers by at least 1); every effect is the high value's outcome minus the "
@@ -138,16 +140,16 @@ def _intro(design: dict[str, Any], two_groups: bool) -> str:
             "outcome. Highlighted rows are significant." +
             (" Balance values and the match's setup (" +
              ", ".join(f"<code>{html.escape(k)}</code>" for k in design.get("setup_keys", []))
-             + ": its length, board size and game-speed and seat-count scales, which "
-             "each move many values at once) are ranked apart; the tables give both "
+             + f": {html.escape(setup_means)}) are ranked apart; the tables give both "
              "ranks." if two_groups else "") + "</p>")
 
 
-def _inert_section(table: pl.DataFrame) -> str:
-    """The keys whose two values played alike (sim.analysis.sensitivity.inert_parameters)."""
+def _inert_section(table: pl.DataFrame, means: str) -> str:
+    """The keys whose two values played alike (sim.analysis.sensitivity.inert_parameters);
+    `means`: what of a match stayed the same (the game's INERT_MEANS)."""
     inert = inert_parameters(table)
-    return ("<h2>Inert parameters</h2><p>Not one match changed its winner, victory type "
-            "or end turn between the low and the high value: a lever on these does "
+    return (f"<h2>Inert parameters</h2><p>Not one match changed {html.escape(means)} "
+            "between the low and the high value: a lever on these does "
             "nothing.</p><p>" + (", ".join(f"<code>{html.escape(k)}</code>" for k in inert)
                                  or "none") + "</p>")
 
