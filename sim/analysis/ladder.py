@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from sim.analysis.stats import wilson_bounds
+from sim.outputs.games import game_of_run
 from sim.outputs.ladder import LadderSpec, ladder_of_text, pairings
 
 # the issue's target for a step of the ladder: the upper rung's head-to-head share
@@ -44,9 +45,12 @@ def ladder_of_run(provenance: dict[str, Any]) -> LadderSpec | None:
     return ladder_of_text(text)
 
 
-def ladder_games(matches: pl.DataFrame, ladder: LadderSpec) -> pl.DataFrame:
+def ladder_games(matches: pl.DataFrame, ladder: LadderSpec,
+                 sides: tuple[str, ...] = ()) -> pl.DataFrame:
     """One row per match of the ladder's pairings: variant, match_index, first (seat
-    0's agent), second, winner (the winning seat's agent; null: no winner)."""
+    0's agent), second, winner (the winning seat's agent; null: no winner). `sides`: a
+    two-sided game's side names (sim.outputs.games.Game.sides), whose `winner` column
+    names a side, side i playing seat i's agent; () when `winner` is a seat index."""
     rows = []
     by_variant = {name: seats for name, seats in pairings(ladder)}
     for variant, match_index, winner in matches.select(
@@ -54,6 +58,8 @@ def ladder_games(matches: pl.DataFrame, ladder: LadderSpec) -> pl.DataFrame:
         seats = by_variant.get(variant)
         if seats is None:
             continue
+        if sides:  # a side's name, or a draw's
+            winner = sides.index(winner) if winner in sides else None
         won = seats[winner] if winner is not None and 0 <= winner < len(seats) else None
         rows.append((variant, match_index, seats[0], seats[1], won))
     return pl.DataFrame(rows, schema={"variant": pl.Utf8, "match_index": pl.Int64,
@@ -147,12 +153,13 @@ def openskill_ratings(games: pl.DataFrame, agents: list[str],
         .sort("rating", descending=True)
 
 
-def ratings(games: pl.DataFrame, ladder: LadderSpec, confidence: float = 0.95
-            ) -> tuple[str, pl.DataFrame]:
-    """(the rating's name, its table): Bradley-Terry for a two-seat ladder, openskill
-    for more seats."""
+def ratings(games: pl.DataFrame, ladder: LadderSpec, confidence: float = 0.95,
+            sided: bool = False) -> tuple[str, pl.DataFrame]:
+    """(the rating's name, its table): Bradley-Terry for a two-seat ladder or a game
+    of two sides (`sided`: each match one agent against one), openskill for more
+    seats."""
     agents = [a.name for a in ladder.agent_specs]
-    if ladder.seats == 2:
+    if ladder.seats == 2 or sided:
         return "Bradley-Terry", bradley_terry(games, agents, confidence)
     return "openskill", openskill_ratings(games, agents, confidence)
 
@@ -204,10 +211,11 @@ def read_ladder(matches: pl.DataFrame, provenance: dict[str, Any],
     ladder = ladder_of_run(provenance)
     if ladder is None:
         return None
-    games = ladder_games(matches, ladder)
+    sides = game_of_run(provenance).sides
+    games = ladder_games(matches, ladder, sides)
     agents = [a.name for a in ladder.agent_specs]
     matrix = win_matrix(games, agents, confidence)
-    name, table = ratings(games, ladder, confidence)
+    name, table = ratings(games, ladder, confidence, sided=bool(sides))
     steps = monotone_steps(matrix, ladder)
     return {"ladder": ladder, "agents": agents, "games": games, "matrix": matrix,
             "rating_name": name, "ratings": table, "steps": steps,

@@ -11,7 +11,7 @@ import numpy as np
 from sim.kernels.crown import play_crown
 from sim.rules.crown import (
     ATTACK_COUNTS,
-    CROWN_SKILLS,
+    CROWN_AI_LEVELS,
     EMPTY,
     MAX_ZONES,
     N_EVENT_FIELDS,
@@ -97,11 +97,12 @@ def play_crown_match(tables: CrownTables, seed: int, match_index: int = 0,
                      side_skill: tuple[int, int] = (0, 0),
                      board: tuple[np.ndarray, np.ndarray] | None = None) -> CrownOutcome:
     """Play match `match_index` of root `seed` on `tables`, side A's players at AI
-    skill side_skill[0], side B's at side_skill[1] (K14: CROWN_SKILLS); `board`
+    skill side_skill[0], side B's at side_skill[1] (K14: CROWN_AI_LEVELS, random legal
+    play included); `board`
     (owner, tokens) replaces the start board (a scenario's)."""
     for skill in side_skill:
-        if skill not in CROWN_SKILLS:
-            raise ValueError(f"a Crown AI skill is one of {CROWN_SKILLS}, got {skill}")
+        if skill not in CROWN_AI_LEVELS:
+            raise ValueError(f"a Crown AI skill is one of {CROWN_AI_LEVELS}, got {skill}")
     # the model's attributes, not the record's: a numpy record's field costs microseconds
     rounds_n, n_zones = tables.model.match.rounds, len(tables.model.map.zones)
     owner, tokens = start_board(tables) if board is None else (board[0].copy(),

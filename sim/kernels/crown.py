@@ -21,6 +21,7 @@ from sim.rules.crown import (
     AC_WINS,
     ATTACK,
     BOOSTER,
+    CROWN_SKILL_RANDOM,
     BY_MAJORITIES,
     BY_POINTS,
     BY_ZONES,
@@ -29,6 +30,7 @@ from sim.rules.crown import (
     DRAW,
     DRAW_AI_TIE,
     DRAW_ORDER_TIE,
+    DRAW_RANDOM_ORDER,
     DRAW_ROLL,
     EF_A,
     EF_B,
@@ -419,6 +421,30 @@ def order_gain(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64, kind: 
 
 
 @njit
+def random_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: np.int64,
+                 owner: np.ndarray, tokens: np.ndarray, chosen: np.ndarray) -> None:
+    """The random AI level (CROWN_SKILL_RANDOM, the ladder's floor): one of the legal
+    orders of K06, the pass included, drawn uniformly by the keyed draw
+    DRAW_RANDOM_ORDER (L7). chosen: (2,) int64 written with (order kind, zone; EMPTY
+    for a pass)."""
+    landed = has_land(tb, owner, side)
+    n = np.int64(1)  # the pass
+    for z in range(tb.n_zones):
+        if order_on(tb, owner, tokens, side, np.int64(z), landed) != PASS:
+            n += 1
+    pick = keyed_below(draw_key(stream, turn, np.int64(DRAW_RANDOM_ORDER), player), n)
+    chosen[0], chosen[1] = PASS, EMPTY
+    for z in range(tb.n_zones):
+        kind = order_on(tb, owner, tokens, side, np.int64(z), landed)
+        if kind == PASS:
+            continue
+        if pick == 0:
+            chosen[0], chosen[1] = kind, z
+            return
+        pick -= 1
+
+
+@njit
 def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: np.int64,
                  skill: np.int64, owner: np.ndarray, tokens: np.ndarray,
                  crown: np.ndarray, lead: np.ndarray, player_side: np.ndarray,
@@ -434,7 +460,11 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
     only when no order is legal; equal values are settled by a keyed draw
     (DRAW_AI_TIE). chosen: (2,) int64 written with (order kind, zone; EMPTY for a
     pass). terms, work: side_score's scratch; surge_value (MAX_REGIONS,) and candidates
-    (N_CANDIDATE_FIELDS, MAX_CANDIDATES) int64 scratch."""
+    (N_CANDIDATE_FIELDS, MAX_CANDIDATES) int64 scratch. At CROWN_SKILL_RANDOM:
+    random_order's draw."""
+    if skill == CROWN_SKILL_RANDOM:
+        random_order(tb, stream, turn, player, side, owner, tokens, chosen)
+        return
     enemy = 1 - side
     landed = has_land(tb, owner, side)
     base = score_difference(tb, owner, side, terms, work)

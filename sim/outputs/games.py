@@ -65,7 +65,13 @@ class Game:
     and `play_key` (runner layer) and its `sensitivity_effects`, `outcome_values` and
     `confirm_table` (analysis layer); match_replay, "module:function" playing one
     match of a run again, (tables, seed, match index, the variant's provenance) ->
-    {row, rounds, events}, None where `sim replay` draws the HTML viewer instead."""
+    {row, rounds, events}, None where `sim replay` draws the HTML viewer instead.
+    sides and ladder_variant: a two-sided game's ladder (sim.runner.ladder,
+    sim.analysis.ladder): its sides as the matches' `winner` column names them (a
+    pairing's i-th agent plays side i), and (first agent's skill, second's, the
+    ladder's seats) -> the pairing variant's keys (side_skill, set), ValueError when
+    the game cannot play it; () and None for a game of seats (seat_ai, `winner` the
+    seat index)."""
 
     name: str
     default_tables: str
@@ -86,6 +92,8 @@ class Game:
     study_runner: str
     study_analysis: str
     match_replay: str | None
+    sides: tuple[str, ...] = ()
+    ladder_variant: Callable[[int | str, int | str, int], dict[str, Any]] | None = None
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -178,6 +186,22 @@ def _rebuild_crown(resolved: dict[str, Any], source: str, overrides: dict[str, A
                                    source=source, overrides=overrides)
 
 
+def _crown_ladder_variant(first: int | str, second: int | str, seats: int) -> dict[str, Any]:
+    """A Crown ladder pairing (issue 48 item 4): every player of side A at the first
+    agent's AI level, every player of side B at the second's; the ladder's seats are
+    the match's players, half a side ("random": CROWN_SKILL_RANDOM)."""
+    if seats % 2:
+        raise ValueError(f"seats = {seats}: Crown's ladder plays equal sides, so an even "
+                         "number of players (2: 1 v 1, 4: 2 v 2, 6: 3 v 3)")
+
+    def level(skill: int | str) -> int | str:
+        return crown_rules.CROWN_SKILL_RANDOM if skill == crown_rules.CROWN_SKILL_RANDOM_NAME \
+            else skill
+
+    return {"side_skill": [level(first), level(second)],
+            "set": {"match.team_sizes": [seats // 2, seats // 2]}}
+
+
 def _rebuild_hex(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
     return Tables(model=TablesModel.model_validate(resolved), source=source,
                   overrides=overrides)
@@ -201,7 +225,7 @@ CROWN = Game(
     rebuild=_rebuild_crown,
     schemas=CROWN_SCHEMAS, sort_keys=CROWN_SORT_KEYS, written=tuple(CROWN_SCHEMAS),
     results=crown_rules.RESULTS, outcome_column="winner",
-    outcomes=(*crown_rules.SIDES, "draw"), ai_levels=crown_rules.CROWN_SKILLS,
+    outcomes=(*crown_rules.SIDES, "draw"), ai_levels=crown_rules.CROWN_AI_LEVELS,
     chunk_player="sim.engine.crown_chunk:play_crown_chunk",
     report_module="sim.report.crown",
     report_sections=("Side win rates by team size", "The first in order",
@@ -212,7 +236,8 @@ CROWN = Game(
     setup_keys=("match.*", "ai.*"), metrics=CROWN_METRICS,
     study_runner="sim.runner.sensitivity_crown",
     study_analysis="sim.analysis.sensitivity_crown",
-    match_replay="sim.engine.crown_replay:replay_run_match")
+    match_replay="sim.engine.crown_replay:replay_run_match",
+    sides=crown_rules.SIDES, ladder_variant=_crown_ladder_variant)
 GAMES: dict[str, Game] = {g.name: g for g in (HEX, CROWN)}
 GAME_NAMES = tuple(GAMES)
 # every table any game writes, in order: the folders a run folder may hold

@@ -107,11 +107,19 @@ AC_ATTACKS, AC_WINS, AC_SURGE, AC_CYCLE = range(len(ATTACK_COUNTS))
 # ---------------------------------------------------------------- draws (L7)
 # what a keyed draw of Crown's stream (sim.world.rng.Purpose.CROWN) is for; its turn is
 # round × waves + wave and its subject the player
-CROWN_DRAWS = ("roll", "order_tie", "ai_tie")
-DRAW_ROLL, DRAW_ORDER_TIE, DRAW_AI_TIE = range(len(CROWN_DRAWS))
+# (random_order is appended last: the others keep their codes, so every other draw of a
+# match is unchanged)
+CROWN_DRAWS = ("roll", "order_tie", "ai_tie", "random_order")
+DRAW_ROLL, DRAW_ORDER_TIE, DRAW_AI_TIE, DRAW_RANDOM_ORDER = range(len(CROWN_DRAWS))
 
 # ---------------------------------------------------------------- AI skills (K14)
 CROWN_SKILLS = (0, 1)  # 0: best immediate gain; 1: also teammates' Surge and the next wave
+# random legal play, the ladder's floor (issue 43): a legal order (the pass included)
+# drawn uniformly (DRAW_RANDOM_ORDER, L7). Below every level, so a code below them; not
+# in CROWN_SKILLS (no level of K14), but an AI level a side may play
+CROWN_SKILL_RANDOM = -1
+CROWN_SKILL_RANDOM_NAME = "random"
+CROWN_AI_LEVELS = (CROWN_SKILL_RANDOM, *CROWN_SKILLS)
 
 # ---------------------------------------------------------------- the schema
 Widget = Literal["attacker", "defender", "producer", "wildcard", "booster"]
