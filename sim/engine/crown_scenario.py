@@ -44,6 +44,7 @@ from sim.rules.crown import (
     N_CANDIDATE_FIELDS,
     N_EVENT_FIELDS,
     N_FACES,
+    N_NEXT_WAVE_ROWS,
     N_SCORE_TERMS,
     N_SIDES,
     ORDERS,
@@ -357,18 +358,21 @@ def _ai(scn: CrownScenario, player: int, skill: int) -> tuple[str | None, dict]:
     player_side = np.array([scn.side_of(p) if p < scn.n_players else 0
                             for p in range(MAX_PLAYERS)], dtype=np.int64)
     risk = np.zeros((N_SIDES, MAX_TOKENS + 1), dtype=np.int64)
+    next_wave = np.zeros((N_NEXT_WAVE_ROWS, N_FACES), dtype=np.int64)
     if skill >= 1:
-        from sim.kernels.crown import next_wave_risk
+        from sim.kernels.crown import next_wave_risk, next_wave_rolls
 
         face_crown = np.array([crown_of(rec, np.int64(f)) for f in range(N_FACES)])
         face_lead = np.array([lead_of(rec, np.int64(f)) for f in range(N_FACES)])
         next_wave_risk(rec, face_crown, face_lead, risk)
+        next_wave_rolls(rec, face_crown, face_lead, next_wave)
     chosen = np.zeros(2, dtype=np.int64)
     choose_order(rec, crown_stream(scn.seed, 0), _turn(scn), np.int64(player),
                  np.int64(side), np.int64(skill), scn.owner, scn.tokens, scn.crown, scn.lead,
                  player_side, order, np.int64(place), np.int64(scn.n_players), scn.surge,
-                 best_crown, best_lead, risk, chosen, np.zeros(N_SCORE_TERMS, dtype=np.int64),
-                 np.zeros(WORK_SIZE, dtype=np.int64), np.zeros(MAX_REGIONS, dtype=np.int64),
+                 best_crown, best_lead, risk, next_wave, chosen,
+                 np.zeros(N_SCORE_TERMS, dtype=np.int64), np.zeros(WORK_SIZE, dtype=np.int64),
+                 np.zeros(MAX_REGIONS, dtype=np.int64),
                  np.zeros((N_CANDIDATE_FIELDS, MAX_CANDIDATES), dtype=np.int64))
     kind, zone = int(chosen[0]), int(chosen[1])
     error, details = _give(scn, player, kind, zone)

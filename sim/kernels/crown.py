@@ -21,11 +21,16 @@ from sim.rules.crown import (
     AC_WINS,
     ATTACK,
     BOOSTER,
-    CROWN_SKILL_RANDOM,
     BY_MAJORITIES,
     BY_POINTS,
     BY_ZONES,
+    CF_KIND,
+    CF_REPLY_GAIN,
+    CF_REPLY_ZONE,
+    CF_VALUE,
+    CF_ZONE,
     CLAIM,
+    CROWN_SKILL_RANDOM,
     DEFENDER,
     DRAW,
     DRAW_AI_TIE,
@@ -55,9 +60,13 @@ from sim.rules.crown import (
     MAX_ZONES,
     N_CANDIDATE_FIELDS,
     N_FACES,
+    N_NEXT_WAVE_ROWS,
     N_SCORE_TERMS,
     N_SIDES,
     NO_WINNER,
+    NW_BEST,
+    NW_CROWN,
+    NW_LEAD,
     PASS,
     PERCENT,
     REINFORCE,
@@ -405,6 +414,94 @@ def side_threat(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64,
 
 
 @njit
+def next_wave_rolls(tb, face_crown: np.ndarray, face_lead: np.ndarray,
+                    next_wave: np.ndarray) -> None:
+    """Skill 1's view of the next wave's rolls (every roll uniform over the faces,
+    L1): next_wave[NW_CROWN], [NW_LEAD] = each face's Crown and lead (K02, K03), and
+    next_wave[NW_BEST + side, f] = how many of the 12^n rolls of `side`'s n players
+    have face f as the team's best (the highest Crown; equal Crowns, the lower face),
+    the roll K08's defence takes. next_wave: (N_NEXT_WAVE_ROWS, N_FACES), written."""
+    next_wave[NW_CROWN, :] = face_crown
+    next_wave[NW_LEAD, :] = face_lead
+    for side in range(N_SIDES):
+        n = tb.team_size[side]
+        for f in range(N_FACES):
+            below = np.int64(0)
+            for g in range(N_FACES):
+                if face_crown[g] < face_crown[f] or (face_crown[g] == face_crown[f]
+                                                     and g >= f):
+                    below += 1
+            at_most = np.int64(1)
+            under = np.int64(1)
+            for _ in range(n):
+                at_most *= below
+                under *= below - 1
+            next_wave[NW_BEST + side, f] = at_most - under
+
+
+@njit
+def enemy_reply(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64,
+                next_wave: np.ndarray, rival: np.int64, crown: np.ndarray, lead: np.ndarray,
+                surge: np.ndarray, best_crown: np.ndarray, best_lead: np.ndarray,
+                terms: np.ndarray, work: np.ndarray, candidates: np.ndarray) -> np.int64:
+    """Skill 1: the points (× RISK_SCALE) `side` expects to lose to the enemy's next
+    order on this board. The enemy gives the order of best immediate gain (K14's skill
+    0: a claim, or an attack its roll wins, K07–K09); its gain is `side`'s loss of
+    round-score difference (K10). `rival`: the enemy player still to act this wave
+    first in the order (its Crown and lead known, crown, lead (MAX_PLAYERS,); its
+    side's Surge this wave, surge (N_SIDES, MAX_REGIONS); the defence the wave's best
+    roll of `side`, best_crown, best_lead (N_SIDES,)), or EMPTY: the next wave's, one
+    enemy roll uniform over the faces against the best roll of `side`'s team
+    (next_wave, next_wave_rolls), no Surge. candidates: choose_order's scratch; its
+    CF_REPLY_GAIN and CF_REPLY_ZONE rows are written."""
+    enemy = 1 - side
+    landed = has_land(tb, owner, enemy)
+    base = score_difference(tb, owner, enemy, terms, work)
+    gains, where = candidates[CF_REPLY_GAIN], candidates[CF_REPLY_ZONE]
+    best_claim = np.int64(0)  # a pass or a reinforce gains nothing
+    n = np.int64(0)
+    for z in range(tb.n_zones):
+        kind = order_on(tb, owner, tokens, enemy, np.int64(z), landed)
+        if kind == CLAIM:
+            best_claim = max(best_claim, order_gain(tb, owner, tokens, enemy, kind,
+                                                    np.int64(z), True, base, terms, work))
+        elif kind == ATTACK:
+            gain = order_gain(tb, owner, tokens, enemy, kind, np.int64(z), True, base,
+                              terms, work)
+            if gain > 0:
+                gains[n], where[n] = gain, z
+                n += 1
+    cp = capture_points_held(tb, owner, enemy)
+    if rival != EMPTY:  # this wave: every roll known
+        best = best_claim
+        for i in range(n):
+            z = where[i]
+            attack = attack_total(tb, crown[rival], lead[rival],
+                                  surge[enemy, tb.zone_region[z]], best_lead[side], cp)
+            if gains[i] > best and attack > defence_total(tb, best_crown[side],
+                                                          best_lead[side], tokens[z]):
+                best = gains[i]
+        return best * RISK_SCALE
+    total = np.int64(0)
+    rolls = np.int64(0)
+    for f in range(N_FACES):  # the defending team's best roll
+        weight = next_wave[NW_BEST + side, f]
+        rolls += weight * N_FACES
+        if weight == 0:
+            continue
+        for e in range(N_FACES):  # the enemy player's roll
+            attack = attack_total(tb, next_wave[NW_CROWN, e], next_wave[NW_LEAD, e],
+                                  np.int64(0), next_wave[NW_LEAD, f], cp)
+            best = best_claim
+            for i in range(n):
+                if gains[i] > best and attack > defence_total(
+                        tb, next_wave[NW_CROWN, f], next_wave[NW_LEAD, f], tokens[where[i]]):
+                    best = gains[i]
+            total += weight * best
+    return total * RISK_SCALE // rolls
+
+
+@njit
 def order_gain(tb, owner: np.ndarray, tokens: np.ndarray, side: np.int64, kind: np.int64,
                zone: np.int64, wins: bool, base: np.int64, terms: np.ndarray,
                work: np.ndarray) -> np.int64:
@@ -450,13 +547,16 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
                  crown: np.ndarray, lead: np.ndarray, player_side: np.ndarray,
                  order: np.ndarray, place: np.int64, n_players: np.int64,
                  surge: np.ndarray, best_crown: np.ndarray, best_lead: np.ndarray,
-                 risk: np.ndarray, chosen: np.ndarray, terms: np.ndarray, work: np.ndarray,
-                 surge_value: np.ndarray, candidates: np.ndarray) -> None:
+                 risk: np.ndarray, next_wave: np.ndarray, chosen: np.ndarray,
+                 terms: np.ndarray, work: np.ndarray, surge_value: np.ndarray,
+                 candidates: np.ndarray) -> None:
     """K14: `player`'s order. Skill 0: the legal order of best immediate gain
     (order_gain). Skill 1 adds, in points × PERCENT × RISK_SCALE: ai.surge_pct % of
     the gain the Surge of an order in a region gives the teammates still to act this
     wave (their best winning attack there with one more Surge, less without), and
-    ai.threat_pct % of the next wave's expected loss it avoids (side_threat). Passes
+    ai.threat_pct % of the next wave's expected loss it avoids (side_threat), less
+    ai.reply_pct % of the enemy's expected best reply on the board it leaves
+    (enemy_reply; next_wave: (N_NEXT_WAVE_ROWS, N_FACES), next_wave_rolls). Passes
     only when no order is legal; equal values are settled by a keyed draw
     (DRAW_AI_TIE). chosen: (2,) int64 written with (order kind, zone; EMPTY for a
     pass). terms, work: side_score's scratch; surge_value (MAX_REGIONS,) and candidates
@@ -473,6 +573,11 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
     # skill 1: what the Surge of one more order in each region is worth to teammates
     surge_value[:] = 0
     threat_now = np.int64(0)
+    rival = np.int64(EMPTY)  # the enemy player still to act this wave first in order
+    for later in range(place + 1, n_players):
+        if player_side[order[later]] == enemy:
+            rival = order[later]
+            break
     if skill >= 1:
         threat_now = side_threat(tb, owner, tokens, side, risk)
         for r in range(tb.n_regions):
@@ -496,7 +601,7 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
                     if without + tb.surge_bonus > defence and gain > best_with:
                         best_with = gain
                 surge_value[r] += best_with - best_without
-    kinds, zones, values = candidates[0], candidates[1], candidates[2]
+    kinds, zones, values = candidates[CF_KIND], candidates[CF_ZONE], candidates[CF_VALUE]
     n = np.int64(0)
     for z in range(tb.n_zones):
         kind = order_on(tb, owner, tokens, side, np.int64(z), landed)
@@ -517,8 +622,14 @@ def choose_order(tb, stream: np.uint64, turn: np.int64, player: np.int64, side: 
             elif kind == CLAIM or wins:
                 owner[z], tokens[z] = side, tb.attack_places if kind == ATTACK else np.int64(1)
             avoided = threat_now - side_threat(tb, owner, tokens, side, risk)
+            reply = enemy_reply(tb, owner, tokens, side, next_wave, rival, crown, lead,
+                                surge, best_crown, best_lead, terms, work,
+                                candidates) if tb.reply_pct > 0 else np.int64(0)
+            follow = enemy_reply(tb, owner, tokens, enemy, next_wave, np.int64(EMPTY), crown,
+                                 lead, surge, best_crown, best_lead, terms, work,
+                                 candidates) if tb.follow_pct > 0 else np.int64(0)
             owner[z], tokens[z] = was_owner, was_tokens
-            value += tb.threat_pct * avoided
+            value += tb.threat_pct * avoided - tb.reply_pct * reply + tb.follow_pct * follow
         kinds[n], zones[n], values[n] = kind, z, value
         n += 1
     if n == 0:
@@ -581,8 +692,10 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
         face_crown[f] = crown_of(tb, np.int64(f))
         face_lead[f] = lead_of(tb, np.int64(f))
     risk = np.zeros((N_SIDES, MAX_TOKENS + 1), dtype=np.int64)
+    next_wave = np.zeros((N_NEXT_WAVE_ROWS, N_FACES), dtype=np.int64)
     if side_skill[SIDE_A] >= 1 or side_skill[SIDE_B] >= 1:
         next_wave_risk(tb, face_crown, face_lead, risk)
+        next_wave_rolls(tb, face_crown, face_lead, next_wave)
     crown = np.zeros(MAX_PLAYERS, dtype=np.int64)
     lead = np.zeros(MAX_PLAYERS, dtype=np.int64)
     order = np.zeros(MAX_PLAYERS, dtype=np.int64)
@@ -631,7 +744,7 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
                 side = player_side[p]
                 choose_order(tb, stream, turn, np.int64(p), side, side_skill[side], owner,
                              tokens, crown, lead, player_side, order, np.int64(place),
-                             n_players, surge, best_crown, best_lead, risk, chosen,
+                             n_players, surge, best_crown, best_lead, risk, next_wave, chosen,
                              scratch_terms, work, surge_value, candidates)
                 kind, zone = chosen[0], chosen[1]
                 n_events = log_crown_event(events, n_events, np.int64(EV_ORDER), np.int64(rnd),

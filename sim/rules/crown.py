@@ -245,6 +245,8 @@ class AiT(_Model):
 
     surge_pct: Annotated[int, Field(ge=0, le=10 * PERCENT)]
     threat_pct: Annotated[int, Field(ge=0, le=10 * PERCENT)]
+    reply_pct: Annotated[int, Field(ge=0, le=10 * PERCENT)]
+    follow_pct: Annotated[int, Field(ge=0, le=10 * PERCENT)]
 
 
 class CrownTablesModel(_Model):
@@ -289,7 +291,7 @@ def _record_dtype() -> np.dtype:
         ("zone_touch", i8, (MAX_ZONES, MAX_ZONE_TOUCHES)),  # EMPTY-padded zone indices
         ("zone_capture", i8, (MAX_ZONES,)),             # K10: 0 = not a capture point
         ("home", i8, (N_SIDES,)),
-        ("surge_pct", i8), ("threat_pct", i8),
+        ("surge_pct", i8), ("threat_pct", i8), ("reply_pct", i8), ("follow_pct", i8),
     ], align=True)
 
 
@@ -342,6 +344,7 @@ def compile_crown_record(m: CrownTablesModel) -> np.record:
         rec.zone_capture[i] = m.map.capture.get(name, 0)
     rec.home[:] = [names.index(h) for h in m.map.homes]
     rec.surge_pct, rec.threat_pct = m.ai.surge_pct, m.ai.threat_pct
+    rec.reply_pct, rec.follow_pct = m.ai.reply_pct, m.ai.follow_pct
     return rec
 
 
@@ -491,8 +494,17 @@ def load_crown_tables(path: str | Path | None = None,
 RISK_SCALE = 10_000
 # candidate orders a player weighs: one per zone, and the pass
 MAX_CANDIDATES = MAX_ZONES + 1
-CANDIDATE_FIELDS = ("kind", "zone", "value")  # rows of the AI's candidate scratch
+# rows of the AI's candidate scratch: an order's kind, zone and value; then skill 1's
+# view of a side's next order: the gain of each attack it could win and its zone
+CANDIDATE_FIELDS = ("kind", "zone", "value", "reply_gain", "reply_zone")
+(CF_KIND, CF_ZONE, CF_VALUE, CF_REPLY_GAIN, CF_REPLY_ZONE) = range(len(CANDIDATE_FIELDS))
 N_CANDIDATE_FIELDS = len(CANDIDATE_FIELDS)
+# skill 1's view of the next wave's rolls (sim.kernels.crown.next_wave_rolls), rows of
+# (N_FACES,): each face's Crown and lead on top, then for each side the rolls of its
+# whole team whose best (K08's defender) is that face
+NEXT_WAVE_ROWS = ("crown", "lead", "best_of_a", "best_of_b")
+NW_CROWN, NW_LEAD, NW_BEST = 0, 1, 2   # NW_BEST + side
+N_NEXT_WAVE_ROWS = len(NEXT_WAVE_ROWS)
 # the outcome's summary row (`result` of sim.kernels.crown.play_crown)
 RESULT_FIELDS = ("winner", "decided_by", "zones_a", "zones_b", "majorities_a",
                  "majorities_b", "fault_leader", "n_events")
