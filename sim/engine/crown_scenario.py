@@ -17,10 +17,12 @@ from sim.kernels.crown import (
     capture_points_held,
     choose_order,
     crown_of,
+    crown_on,
     defence_total,
     fault_loss,
     has_land,
     lead_of,
+    lead_on,
     order_on,
     resolve_attack,
     roll_face,
@@ -224,8 +226,9 @@ def _turn(scn: CrownScenario) -> np.int64:
 def _set_face(scn: CrownScenario, player: int, face: int) -> None:
     rec = scn.tables.record
     scn.face[player] = face
-    scn.crown[player] = crown_of(rec, np.int64(face))
-    scn.lead[player] = lead_of(rec, np.int64(face))
+    # L2: the player's own Core (the common one unless a table gives it another)
+    scn.crown[player] = crown_on(rec, rec.player_face_widget[player], np.int64(face))
+    scn.lead[player] = lead_on(rec, rec.player_face_widget[player], np.int64(face))
 
 
 def _roll_wave(scn: CrownScenario) -> None:

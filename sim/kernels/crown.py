@@ -94,11 +94,11 @@ from sim.world.rng import draw_key, keyed_below
 
 # ---------------------------------------------------------------- the Core (K02, K03, L3)
 @njit
-def lead_of(tb, face: np.int64) -> np.int64:
-    """K03, L3: the lead of `face` (0-based): its widget, or for a Wildcard the type of
-    tb.becomes it touches most (the first of them on a tie), or WILDCARD when it
-    touches none of them."""
-    widget = tb.face_widget[face]
+def lead_on(tb, widgets: np.ndarray, face: np.int64) -> np.int64:
+    """K03, L3: the lead of `face` (0-based) of a Core with `widgets` (N_FACES,) on its
+    faces: its widget, or for a Wildcard the type of tb.becomes it touches most (the
+    first of them on a tie), or WILDCARD when it touches none of them."""
+    widget = widgets[face]
     if widget != WILDCARD:
         return widget
     best = np.int64(WILDCARD)
@@ -109,7 +109,7 @@ def lead_of(tb, face: np.int64) -> np.int64:
             break
         n = np.int64(0)
         for j in range(FACE_TOUCHES):
-            if tb.face_widget[tb.face_touch[face, j]] == kind:
+            if widgets[tb.face_touch[face, j]] == kind:
                 n += 1
         if n > best_n:
             best, best_n = kind, n
@@ -117,21 +117,34 @@ def lead_of(tb, face: np.int64) -> np.int64:
 
 
 @njit
-def crown_of(tb, face: np.int64) -> np.int64:
-    """K02: the Crown of `face` on top: the top widget's power × power_multiplier (a
-    Wildcard keeps its own power, K03), + booster_bonus per touching Booster,
-    + same_type_bonus per touching widget of the lead's type (a touching Wildcard
-    only when touching_wildcard_counts, L3; a lead left a Wildcard gets none)."""
-    lead = lead_of(tb, face)
-    crown = tb.power[tb.face_widget[face]] * tb.power_multiplier
+def crown_on(tb, widgets: np.ndarray, face: np.int64) -> np.int64:
+    """K02: the Crown of `face` on top of a Core with `widgets` (N_FACES,): the top
+    widget's power × power_multiplier (a Wildcard keeps its own power, K03),
+    + booster_bonus per touching Booster, + same_type_bonus per touching widget of the
+    lead's type (a touching Wildcard only when touching_wildcard_counts, L3; a lead
+    left a Wildcard gets none)."""
+    lead = lead_on(tb, widgets, face)
+    crown = tb.power[widgets[face]] * tb.power_multiplier
     for j in range(FACE_TOUCHES):
-        widget = tb.face_widget[tb.face_touch[face, j]]
+        widget = widgets[tb.face_touch[face, j]]
         if widget == BOOSTER:
             crown += tb.booster_bonus
         if lead != WILDCARD and (widget == lead or (widget == WILDCARD
                                                     and tb.touching_wildcard_counts)):
             crown += tb.same_type_bonus
     return crown
+
+
+@njit
+def lead_of(tb, face: np.int64) -> np.int64:
+    """K03, L3: the lead of `face` (0-based) of the common Core (L2: tb.face_widget)."""
+    return lead_on(tb, tb.face_widget, face)
+
+
+@njit
+def crown_of(tb, face: np.int64) -> np.int64:
+    """K02: the Crown of `face` on top of the common Core (L2: tb.face_widget)."""
+    return crown_on(tb, tb.face_widget, face)
 
 
 @njit
@@ -691,6 +704,15 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
     for f in range(N_FACES):
         face_crown[f] = crown_of(tb, np.int64(f))
         face_lead[f] = lead_of(tb, np.int64(f))
+    # L2: each player's own Core (tb.player_face_widget: the common one unless a table
+    # gives the player another); skill 1's view of rolls still to come (risk,
+    # next_wave) takes the common Core's
+    player_crown = np.empty((MAX_PLAYERS, N_FACES), dtype=np.int64)
+    player_lead = np.empty((MAX_PLAYERS, N_FACES), dtype=np.int64)
+    for p in range(n_players):
+        for f in range(N_FACES):
+            player_crown[p, f] = crown_on(tb, tb.player_face_widget[p], np.int64(f))
+            player_lead[p, f] = lead_on(tb, tb.player_face_widget[p], np.int64(f))
     risk = np.zeros((N_SIDES, MAX_TOKENS + 1), dtype=np.int64)
     next_wave = np.zeros((N_NEXT_WAVE_ROWS, N_FACES), dtype=np.int64)
     if side_skill[SIDE_A] >= 1 or side_skill[SIDE_B] >= 1:
@@ -723,8 +745,8 @@ def play_crown(tb, stream: np.uint64, side_skill: np.ndarray, owner: np.ndarray,
             turn = np.int64(rnd * tb.waves + wave)
             for p in range(n_players):
                 face = roll_face(stream, turn, np.int64(p))
-                crown[p] = face_crown[face]
-                lead[p] = face_lead[face]
+                crown[p] = player_crown[p, face]
+                lead[p] = player_lead[p, face]
                 lead_counts[player_side[p], lead[p]] += 1
                 n_events = log_crown_event(events, n_events, np.int64(EV_ROLL), np.int64(rnd),
                                            np.int64(wave), np.int64(p), face, crown[p], lead[p])

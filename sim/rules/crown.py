@@ -132,10 +132,25 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class CoreT(_Model):
-    """K01, L1, L2: each face's widget and the faces touching it (faces 1–12)."""
+# L2: a player named by side and place in its team ("A1": side A's first player,
+# "B3": side B's third); the kernels' player index is side A's players, then side B's
+PlayerName = Annotated[str, Field(pattern=f"^[{''.join(SIDES)}][1-{MAX_TEAM}]$")]
+Faces = Annotated[list[Widget], Field(min_length=N_FACES, max_length=N_FACES)]
 
-    faces: Annotated[list[Widget], Field(min_length=N_FACES, max_length=N_FACES)]
+
+def player_index(name: str, team_sizes: list[int]) -> int:
+    """The kernels' index of player `name` ("B2": team_sizes[0] + 1)."""
+    side, place = SIDES.index(name[0]), int(name[1:]) - 1
+    return sum(team_sizes[:side]) + place
+
+
+class CoreT(_Model):
+    """K01, L1, L2: each face's widget and the faces touching it (faces 1–12); L2's
+    "unless a table gives a player another": `players`, a player's own widgets on
+    faces 1–12 (the touches stay the Core's), none by default."""
+
+    faces: Faces
+    players: dict[PlayerName, Faces] = {}
     touches: Annotated[list[Annotated[list[Face], Field(min_length=FACE_TOUCHES,
                                                         max_length=FACE_TOUCHES)]],
                        Field(min_length=N_FACES, max_length=N_FACES)]
@@ -270,6 +285,9 @@ def _record_dtype() -> np.dtype:
     i8, u1 = np.int64, np.uint8
     return np.dtype([
         ("face_widget", i8, (N_FACES,)),                # L2: widget code per face
+        # L2: each player's widget per face (kernel player index): face_widget, or the
+        # player's own Core of core.players
+        ("player_face_widget", i8, (MAX_PLAYERS, N_FACES)),
         ("face_touch", i8, (N_FACES, FACE_TOUCHES)),    # L1: 0-based touching faces
         ("power", i8, (N_WIDGETS,)),                    # K02, by widget code
         ("power_multiplier", i8), ("booster_bonus", i8), ("same_type_bonus", i8),
@@ -308,6 +326,10 @@ def compile_crown_record(m: CrownTablesModel) -> np.record:
     """The record of validated tables (fields: CROWN_RECORD_DTYPE)."""
     rec = np.zeros(1, dtype=CROWN_RECORD_DTYPE).view(np.recarray)[0]
     rec.face_widget[:] = [WIDGETS.index(w) for w in m.core.faces]
+    rec.player_face_widget[:] = rec.face_widget
+    for name, faces in m.core.players.items():
+        rec.player_face_widget[player_index(name, m.match.team_sizes)] = \
+            [WIDGETS.index(w) for w in faces]
     rec.face_touch[:] = np.array(m.core.touches, dtype=np.int64) - 1
     rec.power[:] = [getattr(m.crown.power, w) for w in WIDGETS]
     rec.power_multiplier = m.crown.power_multiplier
@@ -366,6 +388,12 @@ def _cross_checks(m: CrownTablesModel) -> list[tuple[tuple, str]]:
             elif face not in touches[other - 1]:
                 out.append((("core", "touches", i, j), f"face {face} touches {other} but "
                             f"face {other} does not touch {face}"))
+    for name in m.core.players:
+        side, place = SIDES.index(name[0]), int(name[1:])
+        if place > m.match.team_sizes[side]:
+            out.append((("core", "players", name), f"side {SIDES[side]} has "
+                        f"{m.match.team_sizes[side]} players (match.team_sizes), so no "
+                        f"player {name}"))
     if len(set(m.crown.wildcard.becomes)) != len(m.crown.wildcard.becomes):
         out.append((("crown", "wildcard", "becomes"), "lists a type twice"))
     mp = m.map
@@ -428,6 +456,12 @@ class CrownTables(ValidatedTables):
         return _validate(data, self.source, {}, {**self.overrides, **overrides})
 
 
+# tables whose keys an override may add, each with where a new entry starts from when
+# an override sets one of its positions (`core.players.B2.7=booster`: player B2's Core is
+# the common Core with a Booster on face 8)
+OPEN_TABLES: dict[tuple[str, ...], Any] = {("core", "players"): lambda d: d["core"]["faces"]}
+
+
 def apply_crown_overrides(data: dict[str, Any], overrides: dict[str, Any],
                           source: str) -> dict[str, Any]:
     """A copy of `data` with dotted-key overrides set; a part that is a number indexes a
@@ -449,11 +483,17 @@ def apply_crown_overrides(data: dict[str, Any], overrides: dict[str, Any],
                 key: Any = int(part)
             elif isinstance(node, dict) and part in node:
                 key = part
+            elif isinstance(node, dict) and tuple(parts[:i]) in OPEN_TABLES:
+                # a new entry (core.players.B2): a whole value, or, when a position of
+                # it is set, one copied from the entry it stands in for (core.faces)
+                key = part
+                if not last:
+                    node[key] = copy.deepcopy(OPEN_TABLES[tuple(parts[:i])](out))
             else:
                 errors.append(f"{source}: {dotted}: unknown key {upto!r} in the tables")
                 break
             if last:
-                if isinstance(node[key], dict):
+                if isinstance(node, dict) and isinstance(node.get(key), dict):
                     errors.append(f"{source}: {dotted}: is a table; override one of its keys")
                 else:
                     node[key] = value

@@ -1,0 +1,139 @@
+"""Crown's L2, "the same Core for every player unless a table gives a player another":
+a player's own Core in the tables (`[core.players]`), validated with `file:line: key:
+reason` errors, reaching the kernel in the tables' record; and the random AI level,
+the ladder's floor (issue 48 item 4). Tests read the frozen tables
+tests/fixtures/crown.toml."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.engine.crown import play_crown_match
+from sim.kernels.crown import crown_of, crown_on, lead_of, lead_on
+from sim.rules.crown import (
+    BOOSTER,
+    CROWN_SKILL_RANDOM,
+    EF_A,
+    EF_B,
+    EF_KIND,
+    EF_PLAYER,
+    EF_ZONE,
+    EV_ORDER,
+    EV_ROLL,
+    PASS,
+    WIDGETS,
+    load_crown_tables,
+)
+from sim.rules.tables import TablesError
+from tests.conftest import TESTS
+
+FIXTURE = TESTS / "fixtures" / "crown.toml"
+ALL_BOOSTERS = ["booster"] * 12
+
+
+def _with_players(tmp_path, block: str):
+    """The fixture tables with a [core.players] table `block` written after [core]."""
+    text = FIXTURE.read_text(encoding="utf-8").replace("\n[crown]\n",
+                                                       f"\n[core.players]\n{block}\n[crown]\n", 1)
+    path = tmp_path / "crown.toml"
+    path.write_text(text, encoding="utf-8")
+    return path, text
+
+
+def _rolls(out) -> np.ndarray:
+    """(player, face, crown, lead) of each roll event of a match."""
+    ev = out.events[out.events[:, EF_KIND] == EV_ROLL]
+    return ev[:, [EF_PLAYER, EF_ZONE, EF_A, EF_B]]
+
+
+def test_l2_a_player_with_its_own_core_rolls_its_own_widgets(tmp_path):
+    """L2: player B2 (kernel index team_sizes[0] + 1 = 4) given a Core of twelve
+    Boosters leads as a Booster on every roll, with that Core's Crown (K02: power 1 × 2,
+    + 2 per touching Booster and + 1 per touching widget of its type, 5 of each = 17);
+    every other player rolls the common Core."""
+    path, _ = _with_players(tmp_path, f"B2 = {ALL_BOOSTERS!r}".replace("'", '"'))
+    t = load_crown_tables(path)
+    common = load_crown_tables(FIXTURE)
+    b2 = 3 + 1
+    assert list(t.record.player_face_widget[b2]) == [BOOSTER] * 12
+    rolls = _rolls(play_crown_match(t, 5, 0, (0, 0)))
+    mine = rolls[rolls[:, 0] == b2]
+    assert len(mine) == 30  # 10 rounds x 3 waves
+    assert set(mine[:, 3]) == {BOOSTER} and set(mine[:, 2]) == {17}
+    others = rolls[rolls[:, 0] != b2]
+    for _p, face, crown, lead in others:
+        assert (crown, lead) == (crown_of(common.record, face), lead_of(common.record, face))
+    assert crown_on(t.record, t.record.player_face_widget[b2], np.int64(0)) == 17
+    assert lead_on(t.record, t.record.player_face_widget[0], np.int64(7)) == \
+        lead_of(common.record, np.int64(7))
+
+
+def test_l2_a_player_core_by_override_starts_from_the_common_core():
+    """L2: the override core.players.A1.7=booster gives player A1 the common Core with a
+    Booster on face 8 (position 7) and leaves every other player's Core alone."""
+    t = load_crown_tables(FIXTURE, {"core.players.A1.7": "booster"})
+    want = [WIDGETS.index(w) for w in t.model.core.faces]
+    assert list(t.record.player_face_widget[1]) == want
+    want[7] = BOOSTER
+    assert list(t.record.player_face_widget[0]) == want
+    whole = load_crown_tables(FIXTURE, {"core.players.B1": ALL_BOOSTERS})
+    assert list(whole.record.player_face_widget[3]) == [BOOSTER] * 12
+
+
+def test_l2_no_player_table_plays_as_the_common_core(tmp_path):
+    """L2: a player given a Core equal to the common one plays every match exactly as
+    with no [core.players] table (every event, the result), at skill 0 and 1."""
+    common = load_crown_tables(FIXTURE)
+    faces = '", "'.join(common.model.core.faces)
+    path, _ = _with_players(tmp_path, f'A2 = ["{faces}"]\nB3 = ["{faces}"]')
+    same = load_crown_tables(path)
+    assert same.model.core.players and not common.model.core.players
+    for i, skills in enumerate(((0, 0), (1, 0), (0, 1))):
+        a, b = play_crown_match(common, 9, i, skills), play_crown_match(same, 9, i, skills)
+        assert np.array_equal(a.events, b.events) and a.winner == b.winner
+
+
+@pytest.mark.parametrize(("block", "key", "reason"), [
+    ('B2 = ["booster"]', "core.players.B2", "at least 12"),
+    ('B2 = ["booster", "booster", "booster", "booster", "booster", "booster", "booster", '
+     '"booster", "booster", "booster", "booster", "knight"]', "core.players.B2.11",
+     "attacker"),
+    ('C1 = ["booster"]', "core.players.C1", "got 'C1'"),
+    ('B4 = ["booster", "booster", "booster", "booster", "booster", "booster", "booster", '
+     '"booster", "booster", "booster", "booster", "booster"]', "core.players.B4",
+     "side B has 3 players"),
+])
+def test_l2_a_player_core_error_names_file_line_key_and_reason(tmp_path, block, key, reason):
+    """L2: a bad player Core is refused as `file:line: key: reason`, the line the
+    player's entry is on."""
+    path, text = _with_players(tmp_path, block)
+    line = text.splitlines().index(block) + 1
+    with pytest.raises(TablesError) as info:
+        load_crown_tables(path)
+    first = info.value.errors[0]
+    assert first.startswith(f"{path}:{line}: {key}"), first
+    assert reason in first, first
+
+
+def test_l7_k14_random_level_gives_legal_orders_drawn_from_its_own_stream():
+    """Issue 48 item 4: the random AI level (CROWN_SKILL_RANDOM) gives legal orders (a
+    match plays through and side B's other-skill orders and every roll are those of
+    the same match with a different side A only where side A's orders changed the
+    board); it passes sometimes (the pass is one of the legal orders it draws from),
+    and it loses to skill 0 nearly always (the ladder's floor)."""
+    t = load_crown_tables(FIXTURE)
+    random_side = play_crown_match(t, 3, 0, (CROWN_SKILL_RANDOM, 0))
+    greedy_side = play_crown_match(t, 3, 0, (0, 0))
+    # L7: the rolls are keyed by (match, wave, player), whoever plays
+    assert np.array_equal(_rolls(random_side), _rolls(greedy_side))
+    orders = random_side.events[random_side.events[:, EF_KIND] == EV_ORDER]
+    side_a = orders[orders[:, EF_PLAYER] < 3]
+    assert (side_a[:, EF_A] == PASS).any() and (side_a[:, EF_A] != PASS).any()
+    # skill 0 never passes while it has a legal order, so its orders differ
+    assert not np.array_equal(side_a, greedy_side.events[
+        (greedy_side.events[:, EF_KIND] == EV_ORDER)
+        & (greedy_side.events[:, EF_PLAYER] < 3)])
+    wins = sum(play_crown_match(t, 3, i, (CROWN_SKILL_RANDOM, 0)).winner == 1
+               for i in range(40))
+    assert wins >= 38
