@@ -137,3 +137,35 @@ def test_l7_k14_random_level_gives_legal_orders_drawn_from_its_own_stream():
     wins = sum(play_crown_match(t, 3, i, (CROWN_SKILL_RANDOM, 0)).winner == 1
                for i in range(40))
     assert wins >= 38
+
+
+def test_k14_crown_ladder_pairs_whole_sides_and_reads_the_winning_side(tmp_path):
+    """Issue 48 item 4: a ladder file with game = "crown" plays each pairing as one side
+    all at the first agent and the other all at the second (the ladder's seats are the
+    match's players: 6 is 3 v 3), random as CROWN_SKILL_RANDOM; its reading maps the
+    matches' winner side ("A", "B", "draw") to the agents."""
+    import polars as pl
+
+    from sim.analysis.ladder import ladder_games
+    from sim.outputs.games import CROWN
+    from sim.runner.ladder import ladder_experiment
+
+    path = tmp_path / "crown-ladder.toml"
+    path.write_text('name = "crown-ladder"\ngame = "crown"\n[ladder]\n'
+                    'agents = ["random", "skill-0", "skill-1"]\nseats = 6\nmatches = 2\n'
+                    'seed = 1\n', encoding="utf-8")
+    ladder, experiment = ladder_experiment(path)
+    by_name = {v.id: v for v in experiment.variants}
+    assert by_name["random.vs.skill-1"].side_skill == (CROWN_SKILL_RANDOM, 1)
+    assert by_name["skill-1.vs.random"].side_skill == (1, CROWN_SKILL_RANDOM)
+    assert all(v.tables.model.match.team_sizes == [3, 3] for v in experiment.variants)
+    matches = pl.DataFrame({"variant": ["skill-0.vs.skill-1", "skill-1.vs.skill-0",
+                                        "skill-0.vs.skill-1"],
+                            "match_index": [0, 0, 1], "winner": ["B", "A", "draw"]})
+    games = ladder_games(matches, ladder, CROWN.sides)
+    assert games["winner"].to_list() == ["skill-1", "skill-1", None]
+    odd = tmp_path / "odd.toml"
+    odd.write_text(path.read_text(encoding="utf-8").replace("seats = 6", "seats = 3"),
+                   encoding="utf-8")
+    with pytest.raises(Exception, match="even number of players"):
+        ladder_experiment(odd)
