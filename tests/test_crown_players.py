@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sim.engine.crown import play_crown_match
+from sim.engine.crown import crown_stream, play_crown_match
 from sim.kernels.crown import crown_of, crown_on, lead_of, lead_on
 from sim.rules.crown import (
     BOOSTER,
+    CROWN_AI_LEVELS,
     CROWN_SKILL_RANDOM,
     EF_A,
     EF_B,
@@ -27,6 +30,7 @@ from sim.rules.crown import (
 )
 from sim.rules.tables import TablesError
 from tests.conftest import TESTS
+from tests.reference import crown as ref
 
 FIXTURE = TESTS / "fixtures" / "crown.toml"
 ALL_BOOSTERS = ["booster"] * 12
@@ -169,3 +173,34 @@ def test_k14_crown_ladder_pairs_whole_sides_and_reads_the_winning_side(tmp_path)
                    encoding="utf-8")
     with pytest.raises(Exception, match="even number of players"):
         ladder_experiment(odd)
+
+
+@st.composite
+def _ai_variants(draw):
+    """Random short tables for the AI's terms: team sizes, rounds, waves, skill 1's
+    weights, and sometimes a player's own Core (L2)."""
+    out = {"match.team_sizes": [draw(st.integers(1, 3)), draw(st.integers(1, 3))],
+           "match.rounds": draw(st.integers(1, 4)), "match.waves": draw(st.integers(1, 3)),
+           "ai.reply_pct": draw(st.integers(0, 300)),
+           "ai.follow_pct": draw(st.integers(0, 300)),
+           "ai.threat_pct": draw(st.integers(0, 300))}
+    if draw(st.booleans()):
+        out[f"core.players.B1.{draw(st.integers(0, 11))}"] = draw(st.sampled_from(WIDGETS))
+    return tuple(sorted(out.items(), key=lambda kv: kv[0]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(overrides=_ai_variants(), seed=st.integers(0, 2**32), match=st.integers(0, 1000),
+       skills=st.tuples(st.sampled_from(CROWN_AI_LEVELS), st.sampled_from(CROWN_AI_LEVELS)))
+@pytest.mark.nojit
+def test_k14_l2_the_compiled_ai_plays_the_reference_event_for_event(overrides, seed, match,
+                                                                    skills):
+    """K14, L2, L7: with skill 1's reply and follow terms weighted, the random level
+    and a player's own Core, the compiled match writes the plain reference's events
+    (tests/reference/crown.py: every roll, order and attack), totals and winner."""
+    t = load_crown_tables(FIXTURE, {k: list(v) if isinstance(v, list) else v
+                                    for k, v in overrides})
+    out = play_crown_match(t, seed, match, skills)
+    want = ref.play(t.model, int(crown_stream(seed, match)), skills)
+    assert [tuple(int(x) for x in row) for row in out.events] == want.events
+    assert list(out.totals) == [want.totals["A"], want.totals["B"]]

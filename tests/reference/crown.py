@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from sim.rules.crown import (
     ATTACK,
     CLAIM,
+    CROWN_SKILL_RANDOM,
     DRAW_AI_TIE,
     DRAW_ORDER_TIE,
+    DRAW_RANDOM_ORDER,
     DRAW_ROLL,
     EV_ATTACK,
     EV_ERUPTION,
@@ -60,10 +62,13 @@ def other(side: str) -> str:
     return "B" if side == "A" else "A"
 
 
-def lead_and_crown(m: CrownTablesModel, face: int) -> tuple[str, int]:
-    """K02, K03, L3 for `face` (1-based) on top."""
-    widget = m.core.faces[face - 1]
-    touching = [m.core.faces[f - 1] for f in m.core.touches[face - 1]]
+def lead_and_crown(m: CrownTablesModel, face: int,
+                   faces: list[str] | None = None) -> tuple[str, int]:
+    """K02, K03, L3 for `face` (1-based) on top of a Core with `faces` (L2: default the
+    common Core, m.core.faces)."""
+    faces = m.core.faces if faces is None else faces
+    widget = faces[face - 1]
+    touching = [faces[f - 1] for f in m.core.touches[face - 1]]
     lead = widget
     if widget == "wildcard":
         counts = {kind: touching.count(kind) for kind in m.crown.wildcard.becomes}
@@ -181,6 +186,64 @@ def threat(m, board, side, risk) -> int:
                if board.owner[z] == side and touches_land(m, board, other(side), z))
 
 
+def best_roll_counts(m: CrownTablesModel, side: str) -> list[int]:
+    """For each face (0-based), the rolls of `side`'s whole team whose best (highest
+    Crown; equal Crowns, the lowest face) is that face, by brute force."""
+    import itertools
+
+    faces = [lead_and_crown(m, f) for f in range(1, 13)]
+    counts = [0] * 12
+    for team in itertools.product(range(12), repeat=m.match.team_sizes["AB".index(side)]):
+        counts[max(team, key=lambda f: (faces[f][1], -f))] += 1
+    return counts
+
+
+def next_order(m, board, side, known=None) -> int:
+    """Skill 1's reply and follow terms (sim.kernels.crown.enemy_reply): the expected
+    best immediate gain (× RISK_SCALE) of other(side)'s next order on `board`: a claim,
+    or an attack its roll wins. `known`: (its Crown, its lead, its side's Surge by
+    region, side's best (Crown, lead) this wave) when it acts later this wave; else the
+    next wave's: one roll over the common Core's faces against side's team's best."""
+    mover = other(side)
+    base = diff(m, board, mover)
+    best_claim = 0
+    attacks = []
+    for z in zones_of(m):
+        kind = legal(m, board, mover, z)
+        if kind == "claim":
+            best_claim = max(best_claim, gain_of(m, board, mover, "claim", z, True, base))
+        elif kind == "attack":
+            g = gain_of(m, board, mover, "attack", z, True, base)
+            if g > 0:
+                attacks.append((g, z))
+    cp = capture_points(m, board, mover)
+
+    def best_gain(crown, lead, surge_of, d_crown, d_lead) -> int:
+        won = [g for g, z in attacks
+               if attack_value(m, crown, lead, surge_of(z), d_lead, cp)
+               > defence_value(m, d_crown, d_lead, board.tokens[z])]
+        return max([best_claim, *won])
+
+    if known is not None:
+        crown, lead, surge, (d_crown, d_lead) = known
+        return best_gain(crown, lead, lambda z: surge[m.map.zones[z].region], d_crown,
+                         d_lead) * RISK_SCALE
+    faces = [lead_and_crown(m, f) for f in range(1, 13)]
+    counts = best_roll_counts(m, side)
+    total = sum(counts[f] * best_gain(faces[e][1], faces[e][0], lambda z: 0, faces[f][1],
+                                      faces[f][0])
+                for f in range(12) for e in range(12))
+    return total * RISK_SCALE // (sum(counts) * 12)
+
+
+def random_choice(m, stream, turn, p, side, board) -> tuple[str, str | None]:
+    """The random level: a legal order or the pass, drawn uniformly (DRAW_RANDOM_ORDER)."""
+    legal_orders = [(legal(m, board, side, z), z) for z in zones_of(m)
+                    if legal(m, board, side, z) != "pass"]
+    pick = keyed_below(draw_key(stream, turn, DRAW_RANDOM_ORDER, p), len(legal_orders) + 1)
+    return legal_orders[pick] if pick < len(legal_orders) else ("pass", None)
+
+
 def capture_points(m, board, side) -> int:
     return sum(1 for z in m.map.capture if board.owner[z] == side)
 
@@ -197,7 +260,12 @@ def gain_of(m, board, side, kind, zone, wins, base) -> int:
 def choose(m, stream, turn, p, side, skill, board, rolls, sides, order, place, surge,
            best, risk) -> tuple[str, str | None]:
     """K14 (sim.kernels.crown.choose_order, from the rules' words)."""
+    if skill == CROWN_SKILL_RANDOM:
+        return random_choice(m, stream, turn, p, side, board)
     enemy = other(side)
+    rival = next((q for q in order[place + 1:] if sides[q] == enemy), None)
+    known = None if rival is None else (rolls[rival][1], rolls[rival][0], surge[enemy],
+                                        best[side])
     base = diff(m, board, side)
     cp = capture_points(m, board, side)
     scale = 100 * RISK_SCALE
@@ -243,6 +311,8 @@ def choose(m, stream, turn, p, side, skill, board, rolls, sides, order, place, s
             elif wins:
                 after.owner[z], after.tokens[z] = side, m.orders.attack_places
             value += m.ai.threat_pct * (now - threat(m, after, side, risk))
+            value -= m.ai.reply_pct * next_order(m, after, side, known)
+            value += m.ai.follow_pct * next_order(m, after, enemy)
         candidates.append((value, kind, z))
     if not candidates:
         return "pass", None
@@ -265,6 +335,9 @@ def play(m: CrownTablesModel, stream: int, side_skill: tuple[int, int],
             board.owner[home], board.tokens[home] = side, 1
     sides = ["A"] * m.match.team_sizes[0] + ["B"] * m.match.team_sizes[1]
     skill = {"A": side_skill[0], "B": side_skill[1]}
+    # L2: each player's Core: its own (core.players, "A1" side A's first) or the common
+    cores = [m.core.players.get(f"{s}{sides[:p + 1].count(s)}", m.core.faces)
+             for p, s in enumerate(sides)]
     risk = risk_table(m) if max(side_skill) >= 1 else {"A": [0] * 10, "B": [0] * 10}
     totals = {"A": 0, "B": 0}
     terms = {s: {"zones": 0, "capture": 0, "majorities": 0, "joined": 0,
@@ -279,7 +352,7 @@ def play(m: CrownTablesModel, stream: int, side_skill: tuple[int, int],
             rolls = []
             for p in range(len(sides)):
                 face = keyed_below(draw_key(stream, turn, DRAW_ROLL, p), 12) + 1
-                lead, crown = lead_and_crown(m, face)
+                lead, crown = lead_and_crown(m, face, cores[p])
                 rolls.append((lead, crown))
                 events.append((EV_ROLL, rnd, wave, p, face - 1, crown, WIDGETS.index(lead)))
             ties = [draw_key(stream, turn, DRAW_ORDER_TIE, p) for p in range(len(sides))]
