@@ -204,3 +204,22 @@ def test_k14_l2_the_compiled_ai_plays_the_reference_event_for_event(overrides, s
     want = ref.play(t.model, int(crown_stream(seed, match)), skills)
     assert [tuple(int(x) for x in row) for row in out.events] == want.events
     assert list(out.totals) == [want.totals["A"], want.totals["B"]]
+
+
+def test_k14_skill_1_beats_skill_0_at_1v1_by_its_next_order_terms():
+    """K14: at 1 v 1, where no teammate gains from Surge, skill 1 beats skill 0 from
+    either side once its reply and follow terms are weighted as in
+    tables/crown/default.toml (one-sided binomial test over 300 matches each side,
+    p < 0.001; the ladder measures 63 %)."""
+    from scipy.stats import binomtest
+
+    default = load_crown_tables()
+    t = load_crown_tables(FIXTURE, {"match.team_sizes": [1, 1],
+                                    "ai.reply_pct": default.model.ai.reply_pct,
+                                    "ai.follow_pct": default.model.ai.follow_pct})
+    assert t.model.ai.reply_pct > 0 and t.model.ai.follow_pct > 0
+    for skills, side in (((1, 0), 0), ((0, 1), 1)):
+        winners = [play_crown_match(t, 48, i, skills).winner for i in range(300)]
+        wins = sum(w == side for w in winners)
+        decided = sum(w >= 0 for w in winners)
+        assert binomtest(wins, decided, alternative="greater").pvalue < 0.001, (skills, wins)
