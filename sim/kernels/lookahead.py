@@ -214,17 +214,15 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
 
 
 @njit
-def value_features(cp: State, tb: TableArrays, board: Board, seat: np.int64) -> np.ndarray:
-    """(F,) int64, VALUE_FEATURES of the seat's standing in `cp` (sim.rules.codes): bias
-    1, progress the % of the match's turns played (the turn now open not counted), then
-    its score (T13), cities held, science earned (stock + its known techs' costs), army
-    (cost of its units that can attack), gold stock and V18 counter each minus the best
-    alive rival's (0 with none), and the score lead × progress / 100. The same numbers
-    as tools/fit_value.py reads from a skill-0 match's turns table at the end of the
-    turn before."""
+def seat_standing(cp: State, tb: TableArrays, board: Board) -> np.ndarray:
+    """(S, F) int64: each seat's own numbers behind VALUE_FEATURES (sim.rules.codes):
+    its score (T13), cities held, science earned (stock + its known techs' costs),
+    army (cost of its units that can attack), gold stock and V18 counter at their
+    features' columns; the other columns 0. The same numbers a turns table row holds
+    (tools/fit_value.py: science earned is the sum of science_gained)."""
     n = cp.n_seats[0]
     _terms, counts, score, _rank = scores(cp, tb, board)
-    own = np.zeros((n, N_VALUE_FEATURES), dtype=np.int64)  # each seat's own numbers
+    own = np.zeros((n, N_VALUE_FEATURES), dtype=np.int64)
     for s in range(n):
         own[s, F_SCORE] = score[s]
         own[s, F_CITIES] = counts[s, COUNT_CITIES]
@@ -240,13 +238,25 @@ def value_features(cp: State, tb: TableArrays, board: Board, seat: np.int64) -> 
         kind = cp.unit_type[u]
         if cp.unit_tile[u] >= 0 and 0 <= owner < n and kind >= 0 and tb.unit_attack[kind] > 0:
             own[owner, F_ARMY] += tb.unit_cost[kind]
+    return own
+
+
+@njit
+def value_features(cp: State, tb: TableArrays, board: Board, seat: np.int64) -> np.ndarray:
+    """(F,) int64, VALUE_FEATURES of the seat's standing in `cp` (sim.rules.codes): bias
+    1, progress the % of the match's turns played (the turn now open not counted), then
+    each of seat_standing's numbers minus the best alive rival's (0 with none), and the
+    score lead × progress / 100. tools/fit_value.py reads the same from a skill-0
+    match's turns table at the end of the turn before (the seat that opened the turn
+    has had its income since: a small bias the fit does not see)."""
+    own = seat_standing(cp, tb, board)
     x = np.zeros(N_VALUE_FEATURES, dtype=np.int64)
     x[F_BIAS] = 1
     x[F_PROGRESS] = max(cp.turn[0] - 1, np.int64(0)) * PERCENT // cp.last_turn[0]
     for f in (F_SCORE, F_CITIES, F_SCIENCE, F_ARMY, F_GOLD, F_DOMINANCE):
         best_rival = np.int64(0)
         first = True
-        for s in range(n):
+        for s in range(cp.n_seats[0]):
             if s != seat and cp.seat_alive[s] and (first or own[s, f] > best_rival):
                 best_rival = own[s, f]
                 first = False
