@@ -290,3 +290,83 @@ seat_ai = [{{ skill = 2 }}, {{ skill = 1 }}, {{}}, {{}}]
 
     _t, _c, score, _r = scores(alone, tables.arrays("short", 4), _b)
     assert row["score"] == int(score[0])
+
+
+def test_d11_the_value_reads_what_the_turns_table_holds(tables):
+    """seat_standing, the numbers the learned value reads at a play-out's end, are
+    the numbers a skill-0 match's turns table holds (tools/fit_value.py fits [ai.value]
+    on that table): score, cities held, army (units of the types that can attack, by
+    cost), gold stock and V18 counter as the turn record reads them from the same state
+    (sim.kernels.loop.record_turn), and science earned as the sum of the table's
+    science_gained up to the turn just played, for every seat whose turn has not opened
+    since (no income or research of its own in between)."""
+    from sim.engine.match import turn_rows
+    from sim.kernels.lookahead import seat_standing
+    from sim.kernels.loop import record_turn
+    from sim.rules.codes import (
+        F_ARMY,
+        F_CITIES,
+        F_DOMINANCE,
+        F_GOLD,
+        F_SCIENCE,
+        F_SCORE,
+        LOG_CITIES_HELD,
+        LOG_DOMINANCE,
+        LOG_GOLD_STOCK,
+        LOG_SCORE,
+        TURN_FIELDS,
+    )
+
+    tb = tables.arrays(LENGTH, 4)
+    army = np.where(tb.unit_attack > 0, tb.unit_cost, 0)
+    science = {}
+    checked = 0
+    for step in iter_turns(tables, 9, 0, length=LENGTH):
+        st = step.state
+        if step.played < 1 or st.finished[0]:
+            continue
+        own = seat_standing(st, tb, step.board)
+        log = np.zeros_like(step.turn_log)
+        record_turn(st, tb, step.board, log)
+        row = log[st.turn[0]]
+        for s in range(4):
+            if not st.seat_alive[s]:
+                continue
+            assert own[s, F_SCORE] == row[s, LOG_SCORE]
+            assert own[s, F_CITIES] == row[s, LOG_CITIES_HELD]
+            assert own[s, F_GOLD] == row[s, LOG_GOLD_STOCK]
+            assert own[s, F_DOMINANCE] == row[s, LOG_DOMINANCE]
+            assert own[s, F_ARMY] == int(np.dot(army, row[s, TURN_FIELDS:]))
+            if s != st.active_seat[0]:
+                science[(step.played, s)] = own[s, F_SCIENCE]
+            checked += 1
+    assert checked > 40 and any(v > 20 for v in science.values())
+    assert any(own[s, F_ARMY] > 0 for s in range(4))
+    earned = np.zeros(4, dtype=np.int64)
+    for r in turn_rows(st, step.turn_log, int(st.turn[0])):
+        earned[r["seat"]] += r["science_gained"]
+        if (r["turn"], r["seat"]) in science:
+            assert science[(r["turn"], r["seat"])] == earned[r["seat"]]
+
+
+def test_d11_a_value_of_the_score_alone_is_the_score_margin(tables):
+    """position_value with a weight on the score lead only is that weight × the score
+    margin plan_outcome gives (the value skill 1 had before [ai.value]); the other
+    features count by their weights (bias 1, progress in % of the turns played)."""
+    from sim.kernels.lookahead import plan_outcome, position_value, value_features
+    from sim.rules.codes import F_BIAS, F_PROGRESS, F_SCORE, N_VALUE_FEATURES
+
+    tb = tables.arrays(LENGTH, 4)
+    for step in iter_turns(tables, 10, 0, length=LENGTH):
+        if step.played in (3, 12) and not step.state.finished[0]:
+            st = step.state
+            weights = np.zeros(N_VALUE_FEATURES, dtype=np.int64)
+            weights[F_SCORE] = 3
+            for seat in range(4):
+                _result, margin = plan_outcome(st, tb, step.board, np.int64(seat))
+                assert position_value(st, tb, step.board, np.int64(seat), weights) == 3 * margin
+            weights[:] = 0
+            weights[F_BIAS], weights[F_PROGRESS] = 7, 2
+            x = value_features(st, tb, step.board, np.int64(0))
+            assert x[F_PROGRESS] == step.played * 100 // st.last_turn[0]
+            assert position_value(st, tb, step.board, np.int64(0), weights) == 7 + 2 * x[F_PROGRESS]

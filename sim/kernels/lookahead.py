@@ -50,7 +50,24 @@ from sim.kernels.ai.threats import hostile_owner
 from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
-from sim.rules.codes import DRAW_PLAN, FAR, ORDER_NO_WAR, ORDER_OWN_TARGET, PERCENT
+from sim.rules.codes import (
+    COUNT_CITIES,
+    DRAW_PLAN,
+    F_ARMY,
+    F_BIAS,
+    F_CITIES,
+    F_DOMINANCE,
+    F_GOLD,
+    F_LATE_SCORE,
+    F_PROGRESS,
+    F_SCIENCE,
+    F_SCORE,
+    FAR,
+    N_VALUE_FEATURES,
+    ORDER_NO_WAR,
+    ORDER_OWN_TARGET,
+    PERCENT,
+)
 from sim.world.rng import below, draw_key, next_u64
 
 if TYPE_CHECKING:
@@ -197,13 +214,79 @@ def plan_outcome(cp: State, tb: TableArrays, board: Board, seat: np.int64):
 
 
 @njit
+def seat_standing(cp: State, tb: TableArrays, board: Board) -> np.ndarray:
+    """(S, F) int64: each seat's own numbers behind VALUE_FEATURES (sim.rules.codes):
+    its score (T13), cities held, science earned (stock + its known techs' costs),
+    army (cost of its units that can attack), gold stock and V18 counter at their
+    features' columns; the other columns 0. The same numbers a turns table row holds
+    (tools/fit_value.py: science earned is the sum of science_gained)."""
+    n = cp.n_seats[0]
+    _terms, counts, score, _rank = scores(cp, tb, board)
+    own = np.zeros((n, N_VALUE_FEATURES), dtype=np.int64)
+    for s in range(n):
+        own[s, F_SCORE] = score[s]
+        own[s, F_CITIES] = counts[s, COUNT_CITIES]
+        science = cp.seat_science[s]
+        for k in range(tb.tech_cost.shape[0]):
+            if cp.seat_techs[s, k]:
+                science += tb.tech_cost[k]
+        own[s, F_SCIENCE] = science
+        own[s, F_GOLD] = cp.seat_gold[s]
+        own[s, F_DOMINANCE] = cp.seat_dominance[s]
+    for u in range(cp.n_units[0]):
+        owner = cp.unit_owner[u]
+        kind = cp.unit_type[u]
+        if cp.unit_tile[u] >= 0 and 0 <= owner < n and kind >= 0 and tb.unit_attack[kind] > 0:
+            own[owner, F_ARMY] += tb.unit_cost[kind]
+    return own
+
+
+@njit
+def value_features(cp: State, tb: TableArrays, board: Board, seat: np.int64) -> np.ndarray:
+    """(F,) int64, VALUE_FEATURES of the seat's standing in `cp` (sim.rules.codes): bias
+    1, progress the % of the match's turns played (the turn now open not counted), then
+    each of seat_standing's numbers minus the best alive rival's (0 with none), and the
+    score lead × progress / 100. tools/fit_value.py reads the same from a skill-0
+    match's turns table at the end of the turn before (the seat that opened the turn
+    has had its income since: a small bias the fit does not see)."""
+    own = seat_standing(cp, tb, board)
+    x = np.zeros(N_VALUE_FEATURES, dtype=np.int64)
+    x[F_BIAS] = 1
+    x[F_PROGRESS] = max(cp.turn[0] - 1, np.int64(0)) * PERCENT // cp.last_turn[0]
+    for f in (F_SCORE, F_CITIES, F_SCIENCE, F_ARMY, F_GOLD, F_DOMINANCE):
+        best_rival = np.int64(0)
+        first = True
+        for s in range(cp.n_seats[0]):
+            if s != seat and cp.seat_alive[s] and (first or own[s, f] > best_rival):
+                best_rival = own[s, f]
+                first = False
+        x[f] = own[seat, f] - best_rival
+    x[F_LATE_SCORE] = x[F_SCORE] * x[F_PROGRESS] // PERCENT
+    return x
+
+
+@njit
+def position_value(cp: State, tb: TableArrays, board: Board, seat: np.int64,
+                   weights: np.ndarray) -> np.int64:
+    """The learned value of the seat's standing in `cp` ([ai.value], D11): the logit of
+    its chance to win the match in 1/VALUE_UNIT, weights · value_features. weights:
+    (F,) int64, tb.value_weights."""
+    x = value_features(cp, tb, board, seat)
+    value = np.int64(0)
+    for f in range(N_VALUE_FEATURES):
+        value += weights[f] * x[f]
+    return value
+
+
+@njit
 def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
              plan: np.int64, target: np.int64, seed: np.uint64, turns: np.int64,
-             win_value: np.int64, scratch: Scratch) -> np.int64:
+             win_value: np.int64, weights: np.ndarray, scratch: Scratch) -> np.int64:
     """The value to the seat of its orders (plan, target) played out on a fresh copy
     of `st` (in scratch.holder) for `turns` turns, the current one included, the
-    copy's dice re-seeded from `seed` (seed_copy): its score margin over the best
-    rival, plus win_value for a win, minus it for a loss (plan_outcome). Counts one
+    copy's dice re-seeded from `seed` (seed_copy): its learned value (position_value
+    with `weights`, (F,) int64) or, when weights is (0,), its score margin over the best
+    rival; plus win_value for a win, minus it for a loss (plan_outcome). Counts one
     playout of the seat (State.seat_playouts); changes nothing else of `st`.
     The lookahead and the search both call it: one compiled playout."""
     lo, hi = scratch.uncopied[0], scratch.uncopied[1]
@@ -221,7 +304,11 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
         play_greedy_turn(cp, tb, board, path, untimed)
     st.seat_playouts[seat] += 1
     result, margin = plan_outcome(cp, tb, board, seat)
-    return result * win_value + margin
+    if weights.shape[0] == 0:
+        return result * win_value + margin
+    if result != 0:  # the match decided in the copy: no estimate of the chance needed
+        return result * win_value
+    return position_value(cp, tb, board, seat, weights)
 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
@@ -254,7 +341,7 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     for i in range(k):
         o = picks[i]
         value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
-                         tb.lookahead_win_value, scratch)
+                         tb.lookahead_win_value, tb.value_weights, scratch)
         if i == 0:
             best_value = value + tb.lookahead_keep_margin
         elif value > best_value:

@@ -102,7 +102,8 @@ def search_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                 if used >= budget:
                     break
                 sums[o] += play_out(st, tb, board, path, seat, plans[o], targets[o],
-                                    seeds[counts[o]], turns, tb.search_win_value, scratch)
+                                    seeds[counts[o]], turns, tb.search_win_value,
+                                    tb.value_weights[:0], scratch)
                 counts[o] += 1
                 used += 1
         # the alive orders best first (insertion sort: a stable sort of a few dozen)

@@ -214,6 +214,19 @@ SKILL_GREEDY, SKILL_LOOKAHEAD, SKILL_SEARCH = SKILLS
 # in seat_ai, this code in the state and the seats table
 SKILL_RANDOM = 3
 SKILL_RANDOM_NAME = "random"
+# the learned value of a position (skill 1, D11; [ai.value], sim.kernels.lookahead.position_value,
+# tools/fit_value.py): the features of a seat's standing, each but the first two its own
+# number minus the best alive rival's. bias: 1; progress: % of the match's turns played;
+# score: T13 score; cities: cities held; science: science earned (stock + known techs'
+# costs); army: its units' cost, units that can attack; gold: gold stock; dominance: the
+# V18 counter; late_score: the score lead × progress / 100 (a lead counts more late)
+VALUE_FEATURES = ("bias", "progress", "score", "cities", "science", "army", "gold",
+                  "dominance", "late_score")
+(F_BIAS, F_PROGRESS, F_SCORE, F_CITIES, F_SCIENCE, F_ARMY, F_GOLD, F_DOMINANCE,
+ F_LATE_SCORE) = range(len(VALUE_FEATURES))
+N_VALUE_FEATURES = len(VALUE_FEATURES)
+# [ai.value] weights are in 1/VALUE_UNIT of a logit of the win chance per unit of feature
+VALUE_UNIT = 10_000
 # a seat's war order (State.seat_target), besides a city: the AI's own war target, or none
 ORDER_OWN_TARGET, ORDER_NO_WAR = -1, -2
 

@@ -41,7 +41,15 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from sim.rules.codes import CARD_KINDS, NODE_KINDS, NONE, PERSONALITY_WEIGHTS, TERRAINS, YIELDS
+from sim.rules.codes import (
+    CARD_KINDS,
+    NODE_KINDS,
+    NONE,
+    PERSONALITY_WEIGHTS,
+    TERRAINS,
+    VALUE_FEATURES,
+    YIELDS,
+)
 from sim.rules.schema import AI_PARTS, TablesModel, personality_values
 
 TableArrays = np.record  # the compiled tables; fields: RECORD_DOC (generated from FIELDS)
@@ -224,6 +232,20 @@ AI_FIELD = RecordField(
     "(P,) AI records (AI_DTYPE)", False, _ai_table)
 
 
+def _value_weights(m: TablesModel) -> np.ndarray:
+    """[ai.value] weights in VALUE_FEATURES order; (0,) when the tables have no
+    [ai.value] (the lookahead then values a play-out by the score margin)."""
+    if m.ai.value is None:
+        return np.zeros(0, dtype=np.int64)
+    return _i64(getattr(m.ai.value.weights, f) for f in VALUE_FEATURES)
+
+
+# D11: the learned value of a position (sim.kernels.lookahead.position_value)
+VALUE_FIELD = RecordField(
+    "value_weights", tuple(f"ai.value.weights.{f}" for f in VALUE_FEATURES),
+    "(F,) VALUE_FEATURES, or (0,): the score margin", False, _value_weights)
+
+
 def _code_tuple(model_type: type) -> str | None:
     """Name of the code tuple whose names are exactly the keys of `model_type`, or None."""
     if not (isinstance(model_type, type) and issubclass(model_type, BaseModel)):
@@ -273,6 +295,7 @@ class _FieldMap:
                 # scalars
                 for part in ("lookahead", "search"):
                     self.walk(tp.model_fields[part].annotation, (*sub, part))
+                self.fields.append(VALUE_FIELD)
                 continue
             if key in ITEMS:
                 self.per_item(key, typing.get_args(tp)[1])

@@ -22,6 +22,7 @@ from sim.rules.codes import (
     NODE_KINDS,
     PERSONALITY_WEIGHTS,
     TERRAINS,
+    VALUE_FEATURES,
 )
 
 # The name of a unit, building, tech, personality, event card or length preset: a part
@@ -448,6 +449,21 @@ class AISearchT(_AIDecisionT):
     rollouts: Annotated[int, Field(ge=1, le=10_000)]
 
 
+ValueWeights = _per_code(
+    "ValueWeights", VALUE_FEATURES, Annotated[int, Field(ge=-10_000_000, le=10_000_000)],
+    "The learned value's weight of each feature (sim.rules.codes.VALUE_FEATURES), in "
+    "1/VALUE_UNIT of a logit of the win chance per unit of the feature.")
+
+
+class AIValueT(_Model):
+    """sim/kernels/lookahead.py position_value: the value of a skill-1 seat's standing at
+    a play-out's end (D11), a logistic model of its chance to win the match fitted on
+    skill-0 matches (tools/fit_value.py). Tables without it value a play-out by the
+    score margin."""
+
+    weights: ValueWeights
+
+
 AI_PARTS = {"research": AIResearchT, "diplomacy": AIDiplomacyT, "defence": AIDefenceT,
             "army": AIArmyT, "expansion": AIExpansionT, "buildings": AIBuildingsT,
             "gold": AIGoldT, "war": AIWarT, "combat": AICombatT, "choice": AIChoiceT,
@@ -482,6 +498,7 @@ AIT = create_model(
     **{part: (model, ...) for part, model in AI_PARTS.items()},
     lookahead=(AILookaheadT, ...),
     search=(AISearchT, ...),
+    value=(AIValueT | None, None),
     personalities=(Annotated[dict[ItemName, Personality], Field(min_length=1)], ...))
 
 
