@@ -142,7 +142,7 @@ def victory_mix_tests(matches: pl.DataFrame, baseline: str) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row").sort("variant")
 
 
-def metric_observations(matches: pl.DataFrame, seats: pl.DataFrame,
+def metric_observations(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame,
                         events: pl.DataFrame) -> pl.DataFrame:
     """The observations behind paired_metric_tests, long format, finished matches only.
 
@@ -178,8 +178,9 @@ def metric_observations(matches: pl.DataFrame, seats: pl.DataFrame,
     return sort_keys(out, ["variant", "metric", "match_index"], {"metric": PAIRED_METRICS})
 
 
-def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
-                        baseline: str, confidence: float = 0.95) -> pl.DataFrame:
+def paired_metric_tests(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame,
+                        events: pl.DataFrame, baseline: str,
+                        confidence: float = 0.95) -> pl.DataFrame:
     """Does a variant shift a continuous metric? Paired by match_index (common random
     numbers): end_turn (V19 and the instant victories V03, V16, V18),
     winner_gold_share and standing_gold_share (T13's gold term, the definitions of

@@ -185,10 +185,11 @@ def _match_metrics(grid: dict[str, np.ndarray], done: pl.DataFrame) -> pl.DataFr
         .alias("largest_gap_turn"))
 
 
-def _eliminations(seats: pl.DataFrame) -> pl.DataFrame:
-    return seats.group_by(_MATCH).agg(
+def _eliminations(seats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    # lazy: a scan of the seats table (the report's) reads only the columns grouped
+    return seats.lazy().group_by(_MATCH).agg(
         pl.col("eliminated_turn").is_not_null().sum().cast(pl.Int64).alias("eliminations"),
-        pl.col("eliminated_turn").min().alias("first_elimination_turn"))
+        pl.col("eliminated_turn").min().alias("first_elimination_turn")).collect()
 
 
 # matches read at a time: a slice of a variant's turn rows (some 200,000 at standard
@@ -205,7 +206,8 @@ def match_slices(match_index: pl.Series, size: int = SLICE) -> list[tuple[int, i
 
 
 def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
-                  seats: pl.DataFrame, variants: Sequence[str] | None = None) -> pl.DataFrame:
+                  seats: pl.DataFrame | pl.LazyFrame,
+                  variants: Sequence[str] | None = None) -> pl.DataFrame:
     """The `quality` table: one row per finished match of each variant (QUALITY_SCHEMA;
     the definitions are the module docstring's). `turns` may be the table or its lazy
     scan (sim.analysis.load.scan_run): it is read SLICE matches of one variant at a
