@@ -224,8 +224,12 @@ def observation_tests(obs: pl.DataFrame, baseline: str, confidence: float = 0.95
     for (variant, metric), part in obs.group_by(["variant", "metric"]):
         if variant == baseline:
             continue
-        base = obs.filter((pl.col("variant") == baseline) & (pl.col("metric") == metric))
         keys = ["match_index", "seat"] if metric == "standing_gold_share" else ["match_index"]
+        # only the columns read, before the joins: the variant's and the metric's names
+        # on every row of a per-seat metric weighed as much again (issue 46)
+        part = part.select(*keys, "value")
+        base = (obs.lazy().filter((pl.col("variant") == baseline) & (pl.col("metric") == metric))
+                .select(*keys, "value").collect())
         common = part.select(keys).unique().join(base.select(keys).unique(), on=keys,
                                                  nulls_equal=True)
         if common.height == 0:
