@@ -96,19 +96,25 @@ def truce_cycling(events: pl.DataFrame, cycles: int) -> pl.DataFrame:
                         .alias("detail"))
 
 
-def blowouts(matches: pl.DataFrame, seats: pl.DataFrame, ratio: float) -> pl.DataFrame:
+def blowouts(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame,
+             ratio: float) -> pl.DataFrame:
     """Turn-limit wins whose winner's final score is at least `ratio` times the
-    runner-up's (a runner-up at 0 counts as a blowout)."""
+    runner-up's (a runner-up at 0 counts as a blowout). `seats` may be a lazy scan."""
     limit = finished(matches).filter(pl.col("victory") == "turn_limit").select(
         "variant", "match_index", "end_turn")
-    if limit.height == 0 or seats.height == 0:
+    if limit.height == 0:
         return _empty()
-    top = (seats.join(limit, on=["variant", "match_index"])
+    # the columns read, before the join: a scan of the seats table (the report's) reads
+    # only these
+    top = (seats.lazy().select(*MATCH, "match_index", "score")
+           .join(limit.lazy(), on=["variant", "match_index"])
            .sort(["variant", "match_index", "score"], descending=[False, False, True])
            .group_by([*MATCH, "match_index"], maintain_order=True)
            .agg(pl.col("score").first().alias("first"),
                 pl.col("score").slice(1, 1).first().alias("second"),
-                pl.col("end_turn").first().alias("turn")))
+                pl.col("end_turn").first().alias("turn")).collect())
+    if top.height == 0:
+        return _empty()
     hit = top.filter(pl.col("second").is_not_null() &
                      (pl.col("first") >= ratio * pl.col("second")))
     return hit.select(*MATCH, "match_index", pl.lit("blowout").alias("flag"), "turn",
@@ -138,7 +144,7 @@ def end_turn_outliers(matches: pl.DataFrame, k: float) -> pl.DataFrame:
                       .alias("detail"))
 
 
-def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
+def early_eliminations(seats: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame, pct: int,
                        before_turn: int | None = None) -> pl.DataFrame:
     """Seats eliminated before `before_turn`, or (None) before `pct` % of their match's
     last turn (matches.length); the earliest per match."""
@@ -161,7 +167,7 @@ def early_eliminations(seats: pl.DataFrame, matches: pl.DataFrame, pct: int,
                                 "eliminated_turn", "length").alias("detail"))
 
 
-def anomalies(matches: pl.DataFrame, seats: pl.DataFrame, events: pl.DataFrame,
+def anomalies(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame, events: pl.DataFrame,
               turns: pl.DataFrame | pl.LazyFrame, errors: pl.DataFrame,
               settings: AnomalySettings | None = None,
               quiet: pl.LazyFrame | None = None,

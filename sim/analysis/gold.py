@@ -29,7 +29,7 @@ MATCH_INDEX = ["variant", "match_index"]  # a match, within the run (standing's 
 GROUPS = ("winners", "standing")
 
 
-def _rows(seats: pl.DataFrame, group: str) -> pl.LazyFrame:
+def _rows(seats: pl.DataFrame | pl.LazyFrame, group: str) -> pl.LazyFrame:
     """The seat rows of one question: the winner's ("winners") or the standing
     seats' ("standing"), with score > 0 (a share of 0 points is undefined). Lazy: the
     caller's select reaches the filter, so it copies only the columns read, not the
@@ -40,7 +40,8 @@ def _rows(seats: pl.DataFrame, group: str) -> pl.LazyFrame:
     return seats.lazy().filter(chosen.fill_null(False) & (pl.col("score") > 0))
 
 
-def share_rows(seats: pl.DataFrame, group: str, value: str = "gold_points") -> pl.DataFrame:
+def share_rows(seats: pl.DataFrame | pl.LazyFrame, group: str,
+               value: str = "gold_points") -> pl.DataFrame:
     """The seat rows of one gold-share question with their share.
 
     Columns: variant, match_index, seat, share (`value` / score, Float64). group
@@ -53,7 +54,7 @@ def share_rows(seats: pl.DataFrame, group: str, value: str = "gold_points") -> p
         (pl.col(value) / pl.col("score")).cast(pl.Float64).alias("share")).collect()
 
 
-def gold_share(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+def gold_share(seats: pl.DataFrame | pl.LazyFrame, confidence: float = 0.95) -> pl.DataFrame:
     """Share of T13's gold term, floor(gold / gold_per_point), in the final score.
 
     Columns: variant, group ("winners" | "standing", see the module docstring),
@@ -86,7 +87,7 @@ def standing_turns(turns: pl.DataFrame | pl.LazyFrame,
 
 
 def gold_share_over_turns(turns: pl.DataFrame | pl.LazyFrame,
-                          seats: pl.DataFrame | None = None,
+                          seats: pl.DataFrame | pl.LazyFrame | None = None,
                           sums: pl.LazyFrame | None = None) -> pl.DataFrame:
     """T13's gold term as a share of score, turn by turn, over standing seats.
 
@@ -106,7 +107,7 @@ def gold_share_over_turns(turns: pl.DataFrame | pl.LazyFrame,
     return out.collect(engine="streaming").sort("variant", "turn")
 
 
-def score_decomposition(seats: pl.DataFrame) -> pl.DataFrame:
+def score_decomposition(seats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """The final score split into T13's terms (and T14's Monument points).
 
     Columns: variant, group ("winners" | "standing", the rows of gold_share),

@@ -49,14 +49,16 @@ _SCHEMA = {"variant": pl.Utf8, "seat": pl.Int64, "forbid": pl.Utf8, "twin": pl.U
            "discordant_gain": pl.Int64, "discordant_loss": pl.Int64, "verdict": pl.Utf8}
 
 
-def restricted_seats(seats: pl.DataFrame, baseline: str) -> pl.DataFrame:
+def restricted_seats(seats: pl.DataFrame | pl.LazyFrame, baseline: str) -> pl.DataFrame:
     """(variant, seat, forbid): every seat index a variant other than the baseline
     forbids something, one row each (the forbid is the same in every match of a
-    variant: it stays with the seat index while personalities rotate)."""
-    if "forbid" not in seats.columns:
+    variant: it stays with the seat index while personalities rotate). `seats` may be
+    a lazy scan (the report's: only these three columns are read)."""
+    seats = seats.lazy()
+    if "forbid" not in seats.collect_schema().names():
         return pl.DataFrame(schema={"variant": pl.Utf8, "seat": pl.Int64, "forbid": pl.Utf8})
     return (seats.filter(pl.col("forbid").fill_null("") != "", pl.col("variant") != baseline)
-            .select("variant", "seat", "forbid").unique().sort("variant", "seat"))
+            .select("variant", "seat", "forbid").unique().sort("variant", "seat").collect())
 
 
 def free_twins(variants: list[str], baseline: str,
@@ -85,7 +87,7 @@ def free_twins(variants: list[str], baseline: str,
     return out
 
 
-def _seat_outcomes(matches: pl.DataFrame, seats: pl.DataFrame, variant: str,
+def _seat_outcomes(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame, variant: str,
                    seat: int) -> pl.DataFrame:
     """(match_index, won, victory) of one seat index in one variant's finished matches."""
     done = finished(matches).filter(pl.col("variant") == variant).select(
@@ -107,8 +109,8 @@ def _verdict(difference: float, lo: float, hi: float, p_holm: float, margin: flo
     return "undecided"
 
 
-def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame, baseline: str,
-                        confidence: float = 0.95, margin: float = MARGIN,
+def strategy_importance(matches: pl.DataFrame, seats: pl.DataFrame | pl.LazyFrame,
+                        baseline: str, confidence: float = 0.95, margin: float = MARGIN,
                         provenance: dict[str, Any] | None = None) -> pl.DataFrame:
     """The restricted seat's win rate change, overall and per victory type (V01).
 
@@ -191,7 +193,7 @@ def _use_filter(name: str, seat: int) -> pl.Expr | None:
 
 
 def baseline_use(matches: pl.DataFrame, events: pl.DataFrame | pl.LazyFrame,
-                 seats: pl.DataFrame,
+                 seats: pl.DataFrame | pl.LazyFrame,
                  baseline: str, provenance: dict[str, Any] | None = None) -> pl.DataFrame:
     """How often each restricted seat index used what its variant forbids, in its
     free twin's finished matches (free_twins), where it was free to.

@@ -108,12 +108,13 @@ class Run:
 
 @dataclass
 class RunScan:
-    """A run folder read for the report: the small tables (matches, seats, errors,
-    truces) as DataFrames sorted like read_table's, the big ones (events, turns) as
-    lazy scans (scan_table), its provenance and baseline variant."""
+    """A run folder read for the report: the small tables (matches, errors, truces) as
+    DataFrames sorted like read_table's; seats, events and turns as lazy scans
+    (scan_table: rows in no particular order, each metric aggregating the columns and
+    rows it reads); its provenance and baseline variant."""
 
     matches: pl.DataFrame
-    seats: pl.DataFrame
+    seats: pl.LazyFrame
     events: pl.LazyFrame
     turns: pl.LazyFrame
     errors: pl.DataFrame
@@ -195,20 +196,30 @@ REPORT_UNREAD = {
 
 def _read_held(root: Path, table: str) -> pl.DataFrame:
     """read_table of `table` without its REPORT_UNREAD columns (never read from disk)."""
+    return sorted_by(_scan_held(root, table).collect(), ["variant", *SORT_KEYS[table]])
+
+
+def _scan_held(root: Path, table: str) -> pl.LazyFrame:
+    """scan_table of `table` without its REPORT_UNREAD columns."""
     scan = scan_table(root, table)
     unread = [c for c in REPORT_UNREAD.get(table, ()) if c in scan.collect_schema().names()]
-    return sorted_by(scan.drop(unread).collect(), ["variant", *SORT_KEYS[table]])
+    return scan.drop(unread)
+
+
+# the tables scan_run leaves as lazy scans: events and turns (tens of millions of rows),
+# and seats: held whole, its 400,000 rows at 100,000 matches took 130 MB resident to
+# read for 55 MB kept, and every seat metric reads a few of its columns (issue 46)
+LAZY_TABLES = ("seats", "events", "turns")
 
 
 def scan_run(run_dir: Path | str) -> RunScan:
     """`run_dir` as load_run reads it (the same checks, baseline and sorted small
-    tables, less the REPORT_UNREAD columns), except that events and turns stay lazy
+    tables, less the REPORT_UNREAD columns), except that the LAZY_TABLES stay lazy
     scans: nothing of theirs is read until a metric collects the columns and rows it
     needs; and with the run's aggregates (`usage`, `quiet`, `dominance_runs`,
     `gold_turns`) when it has them."""
-    lazy = {"events", "turns"}
     root, tables, provenance = _open(
-        run_dir, lambda r, t: scan_table(r, t) if t in lazy else _read_held(r, t))
+        run_dir, lambda r, t: _scan_held(r, t) if t in LAZY_TABLES else _read_held(r, t))
     run = RunScan(**tables, provenance=provenance, root=root,
                   **{t: _summary(root, t) for t in SUMMARIES})
     run.baseline = _baseline(provenance, run.variants)
@@ -366,7 +377,7 @@ def event_rows(events: pl.LazyFrame | pl.DataFrame, kinds: Iterable[str],
     return pl.concat([chosen, placeholders])
 
 
-__all__ = ["EVENT_SLICE", "REPORT_UNREAD", "Run", "RunFolderError", "RunScan", "empty_table",
-           "event_rows", "load_run", "match_ranges", "missing_table_notes", "missing_tables",
-           "read_table", "run_keys", "scan_run", "scan_table", "sorted_by", "sum_over_slices",
-           "write_frame"]
+__all__ = ["EVENT_SLICE", "LAZY_TABLES", "REPORT_UNREAD", "Run", "RunFolderError", "RunScan",
+           "empty_table", "event_rows", "load_run", "match_ranges", "missing_table_notes",
+           "missing_tables", "read_table", "run_keys", "scan_run", "scan_table", "sorted_by",
+           "sum_over_slices", "write_frame"]

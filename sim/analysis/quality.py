@@ -185,10 +185,11 @@ def _match_metrics(grid: dict[str, np.ndarray], done: pl.DataFrame) -> pl.DataFr
         .alias("largest_gap_turn"))
 
 
-def _eliminations(seats: pl.DataFrame) -> pl.DataFrame:
-    return seats.group_by(_MATCH).agg(
+def _eliminations(seats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    # lazy: a scan of the seats table (the report's) reads only the columns grouped
+    return seats.lazy().group_by(_MATCH).agg(
         pl.col("eliminated_turn").is_not_null().sum().cast(pl.Int64).alias("eliminations"),
-        pl.col("eliminated_turn").min().alias("first_elimination_turn"))
+        pl.col("eliminated_turn").min().alias("first_elimination_turn")).collect()
 
 
 # matches read at a time: a slice of a variant's turn rows (some 200,000 at standard
@@ -205,7 +206,8 @@ def match_slices(match_index: pl.Series, size: int = SLICE) -> list[tuple[int, i
 
 
 def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
-                  seats: pl.DataFrame, variants: Sequence[str] | None = None) -> pl.DataFrame:
+                  seats: pl.DataFrame | pl.LazyFrame,
+                  variants: Sequence[str] | None = None) -> pl.DataFrame:
     """The `quality` table: one row per finished match of each variant (QUALITY_SCHEMA;
     the definitions are the module docstring's). `turns` may be the table or its lazy
     scan (sim.analysis.load.scan_run): it is read SLICE matches of one variant at a
@@ -242,10 +244,12 @@ def quality_table(turns: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame,
                        for c, t in QUALITY_SCHEMA.items()]).sort(_MATCH)
 
 
-def _long(quality: pl.DataFrame) -> pl.DataFrame:
-    """variant, match_index, metric, value (Float64): one row per match and metric
-    with a value (a match without an elimination has no first_elimination_turn)."""
-    return (quality.select(*_MATCH, *[pl.col(m).cast(pl.Float64) for m in QUALITY_METRICS])
+def _long(quality: pl.DataFrame, metrics: Sequence[str] = QUALITY_METRICS) -> pl.DataFrame:
+    """variant, match_index, metric, value (Float64): one row per match and metric of
+    `metrics` with a value (a match without an elimination has no
+    first_elimination_turn). Its readers take one metric at a time: the long table of
+    every metric held 800,000 rows at 100,000 matches (issue 46)."""
+    return (quality.select(*_MATCH, *[pl.col(m).cast(pl.Float64) for m in metrics])
             .unpivot(index=_MATCH, variable_name="metric", value_name="value")
             .drop_nulls("value"))
 
@@ -255,19 +259,26 @@ def quality_summary(quality: pl.DataFrame, confidence: float = 0.95) -> pl.DataF
     value). Numbers: the normal interval of the mean (stats.mean_interval, matches
     are independent); comeback: the share with its Wilson interval."""
     rows = []
-    for (variant, metric), part in _long(quality).group_by(["variant", "metric"]):
-        values = part.get_column("value").to_numpy()
-        if metric in SHARES:
-            k, n = int(values.sum()), int(values.size)
-            lo, hi = wilson(k, n, confidence)
-            mean = k / n if n else None
-        else:
-            mean, lo, hi, n = mean_interval(values, confidence)
-        rows.append((variant, metric, nan_to_null(mean), nan_to_null(lo), nan_to_null(hi), n))
+    for m in QUALITY_METRICS:  # one metric's long rows at a time (_long)
+        for (variant, metric), part in _long(quality, [m]).group_by(["variant", "metric"]):
+            rows.append((variant, metric,
+                         *_summary_cells(metric, part.get_column("value").to_numpy(),
+                                         confidence)))
     out = pl.DataFrame(rows, orient="row", schema={
         "variant": pl.Utf8, "metric": pl.Utf8, "mean": pl.Float64, "lo": pl.Float64,
         "hi": pl.Float64, "n": pl.Int64})
     return sort_keys(out, ["variant", "metric"], {"metric": QUALITY_METRICS})
+
+
+def _summary_cells(metric: str, values: np.ndarray, confidence: float) -> tuple:
+    """(mean, lo, hi, n) of one variant's values (shape (n,)) of `metric`."""
+    if metric in SHARES:
+        k, n = int(values.sum()), int(values.size)
+        lo, hi = wilson(k, n, confidence)
+        mean = k / n if n else None
+    else:
+        mean, lo, hi, n = mean_interval(values, confidence)
+    return nan_to_null(mean), nan_to_null(lo), nan_to_null(hi), n
 
 
 def _share_tests(quality: pl.DataFrame, baseline: str, confidence: float) -> list[dict]:
@@ -299,8 +310,8 @@ def quality_tests(quality: pl.DataFrame, baseline: str, confidence: float = 0.95
     metric × variant. Columns as paired_metric_tests', plus p_adjusted, changed,
     resolution_limited (a comeback test whose discordant pairs are too few to reach
     significance after the correction: flagged here, not warned about)."""
-    long = _long(quality).filter(~pl.col("metric").is_in(SHARES))
-    numbers = observation_tests(long, baseline, confidence, order=QUALITY_METRICS)
+    numbers = pl.concat([observation_tests(_long(quality, [m]), baseline, confidence)
+                         for m in QUALITY_METRICS if m not in SHARES])
     shares = pl.DataFrame(_share_tests(quality, baseline, confidence), schema=numbers.schema,
                           orient="row")
     tests = sort_keys(pl.concat([numbers, shares]), ["variant", "metric"],

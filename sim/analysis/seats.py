@@ -9,16 +9,19 @@ import polars as pl
 from sim.analysis._frames import wilson_columns
 
 
-def _win_rate(seats: pl.DataFrame, key: str, confidence: float) -> pl.DataFrame:
-    out = (seats.group_by("variant", key)
+def _win_rate(seats: pl.DataFrame | pl.LazyFrame, key: str,
+              confidence: float) -> pl.DataFrame:
+    # lazy: a scan of the seats table (the report's) reads only these three columns
+    out = (seats.lazy().group_by("variant", key)
            .agg(pl.col("winner").sum().cast(pl.Int64).alias("wins"),
                 pl.len().cast(pl.Int64).alias("matches"))
            .with_columns((pl.col("wins") / pl.col("matches")).alias("rate"))
-           .sort("variant", key))
+           .sort("variant", key).collect())
     return wilson_columns(out, "wins", "matches", confidence)
 
 
-def win_rate_by_seat(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+def win_rate_by_seat(seats: pl.DataFrame | pl.LazyFrame,
+                     confidence: float = 0.95) -> pl.DataFrame:
     """Win rate of each seat position (seating order: T11's last tiebreak, T12's
     rotating first seat).
 
@@ -28,7 +31,8 @@ def win_rate_by_seat(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFr
     return _win_rate(seats, "seat", confidence)
 
 
-def win_rate_by_personality(seats: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+def win_rate_by_personality(seats: pl.DataFrame | pl.LazyFrame,
+                            confidence: float = 0.95) -> pl.DataFrame:
     """Win rate of each AI personality.
 
     Columns: variant, personality, wins, matches (seat rows played by that
