@@ -35,7 +35,7 @@ match moves and a match plays the same on any worker or chunking.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -69,11 +69,6 @@ if TYPE_CHECKING:
     from sim.rules.record import TableArrays
     from sim.world.board import Board
     from sim.world.state import State
-
-# the kinds of a unit's options (one step's choice)
-_STAY, _MOVE, _STRIKE, _ENTER, _FOUND = 0, 1, 2, 3, 4
-# a unit's options at most: stay, found, six steps, six entries, the tiles in reach
-_UNIT_OPTIONS = 2 + 2 * N_DIRECTIONS + DISC_SIZES[-1]
 
 
 @njit(inline='always')  # a thin level: see sim.jit
@@ -159,21 +154,36 @@ def random_truce(st: State, tb: TableArrays, distance: np.ndarray, seat: np.int6
                     accepts_truce(st, tb, distance, other, seat, price))
 
 
+class UnitOptions(NamedTuple):
+    """How many options of each kind one step of a unit has, in the order they fill
+    `places` after the first place (staying, -1): found (0 or 1: the unit's tile),
+    move (the tiles), enter (the cities), strike (the tiles). Built with np.int64 values
+    (sim.jit)."""
+    found: np.int64
+    move: np.int64
+    enter: np.int64
+    strike: np.int64
+
+
 @njit
 def unit_options(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np.int64,
-                 kinds: np.ndarray, places: np.ndarray) -> np.int64:
-    """The options of one step of `unit` (module docstring) into kinds[:n], places[:n]
-    (a tile for _MOVE and _STRIKE, a city for _ENTER); returns n >= 1 (_STAY first).
-    kinds, places: (_UNIT_OPTIONS,) int64 scratch."""
+                 places: np.ndarray) -> UnitOptions:
+    """The options of one step of `unit` (module docstring), each a place in
+    places[:1 + found + move + enter + strike]: staying first (-1), then founding where
+    it stands (found_check), the neighbouring tiles a move command takes (move_unit_at's
+    checks of one step), the neighbouring cities it may enter (enter_check_at), the
+    tiles in reach it may strike (attack_outcome_at), each in direction or disc order.
+    places: (2 + 2 × 6 + board.disc's row length,) int64 scratch."""
     neighbours = board.neighbours
     distance = board.distance
     here = st.unit_tile[unit]
     utype = st.unit_type[unit]
-    kinds[0], places[0] = _STAY, -1
+    places[0] = -1
     n = np.int64(1)
     if tb.unit_founds_city[utype] and found_check(st, tb, board, unit, seat) == OK:
-        kinds[n], places[n] = _FOUND, here
+        places[n] = here
         n += 1
+    n_found = n - 1
     for k in range(N_DIRECTIONS):
         m = neighbours[here, k]
         if m < 0:
@@ -182,50 +192,57 @@ def unit_options(st: State, tb: TableArrays, board: Board, unit: np.int64, seat:
         # move_unit_at's checks for one step (moves left: the caller's loop)
         if tb.terrain_passable[st.tile_terrain[m]] and st.tile_unit[m] < 0 and \
                 (site < 0 or st.city_owner[site] == seat):
-            kinds[n], places[n] = _MOVE, m
+            places[n] = m
             n += 1
-        if site >= 0 and enter_check_at(st, tb, distance, unit, site, seat) == OK:
-            kinds[n], places[n] = _ENTER, site
+    n_move = n - 1 - n_found
+    for k in range(N_DIRECTIONS):
+        m = neighbours[here, k]
+        if m >= 0 and st.tile_site[m] >= 0 and \
+                enter_check_at(st, tb, distance, unit, st.tile_site[m], seat) == OK:
+            places[n] = st.tile_site[m]
             n += 1
+    n_enter = n - 1 - n_found - n_move
     reach = max(tb.unit_range[utype], 1)
     for k in range(1, DISC_SIZES[reach]):
         t = board.disc[here, k]
         if t < 0 or (st.tile_site[t] < 0 and st.tile_unit[t] < 0):
             continue
         if attack_outcome_at(st, tb, distance, unit, t, seat)[0] == OK:
-            kinds[n], places[n] = _STRIKE, t
+            places[n] = t
             n += 1
-    return n
+    return UnitOptions(n_found, n_move, n_enter, n - 1 - n_found - n_move - n_enter)
 
 
 @njit
 def random_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
                  stream: np.ndarray) -> None:
     """Each of the seat's units on the board, in ID order, takes one option after another
-    drawn among unit_options while it has moves left: a step costs a move, a strike
-    ends its moves, an entry, a founding or staying ends its turn."""
-    kinds = np.empty(_UNIT_OPTIONS, dtype=np.int64)
-    places = np.empty(_UNIT_OPTIONS, dtype=np.int64)
+    drawn uniformly among unit_options while it has moves left: a step costs a move, a
+    strike ends its moves, an entry, a founding or staying ends its turn."""
+    places = np.empty(2 + 2 * N_DIRECTIONS + board.disc.shape[1], dtype=np.int64)
     for u in live_units(st):
         while not st.finished[0] and st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and \
                 st.unit_moves_left[u] > 0:
-            n = unit_options(st, tb, board, u, seat, kinds, places)
-            i = below(stream, n)
-            kind, place = kinds[i], places[i]
-            if kind == _STAY:
+            opt = unit_options(st, tb, board, u, seat, places)
+            i = below(stream, 1 + opt.found + opt.move + opt.enter + opt.strike)
+            place = places[i]
+            if i == 0:
+                break   # it stays
+            i -= 1
+            if i < opt.found:
+                found_city(st, tb, board, u, seat)
                 break
-            if kind == _MOVE:
+            i -= opt.found
+            if i < opt.move:
                 if move_unit_at(st, tb, board.neighbours, board.distance, u, place,
                                 seat) != OK:
                     break
-            elif kind == _STRIKE:
-                resolve_attack_at(st, tb, board.distance, u, place, seat)
-            elif kind == _ENTER:
+                continue
+            i -= opt.move
+            if i < opt.enter:
                 capture_city(st, tb, board, u, place, seat)
                 break
-            else:
-                found_city(st, tb, board, u, seat)
-                break
+            resolve_attack_at(st, tb, board.distance, u, place, seat)
 
 
 @njit
