@@ -22,9 +22,10 @@ It joins no pact, repairs no city and buys no tile (the skill-0 AI's answers to 
 threat and its spending of spare gold: no decision between options a draw could make).
 A ladder compares the levels against this floor: random choice among legal actions.
 
-The levels of D11 reach this kernel through their own entry (sim.kernels.search.
-decide_orders, compiled only into a match with a skill-1, skill-2 or random-play seat),
-so a match of skill-0 seats compiles and plays none of it. Inside a lookahead's or a
+The match loop plays a random-play seat's turn from its skilled entry (sim.kernels.search.
+decide_orders, compiled only into a match with a skill-1, skill-2 or random-play seat; it
+tells the loop the skill-0 AI must not act for the seat), so a match of skill-0 seats
+compiles and plays none of this module; its one trace there is the answer to a truce. Inside a lookahead's or a
 search's playout the skill-0 AI plays the seat on its orders, as it models every seat.
 
 Random numbers: the seat's own random-play stream (State.rng_random, Purpose.RANDOM_PLAY,
