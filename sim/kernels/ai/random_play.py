@@ -25,8 +25,9 @@ A ladder compares the levels against this floor: random choice among legal actio
 The match loop plays a random-play seat's turn from its skilled entry (sim.kernels.search.
 decide_orders, compiled only into a match with a skill-1, skill-2 or random-play seat; it
 tells the loop the skill-0 AI must not act for the seat), so a match of skill-0 seats
-compiles and plays none of this module; its one trace there is the answer to a truce. Inside a lookahead's or a
-search's playout the skill-0 AI plays the seat on its orders, as it models every seat.
+compiles and plays none of this module; its one trace there is the answer to a truce.
+Inside a lookahead's or a search's playout the skill-0 AI plays the seat on its orders,
+as it models every seat.
 
 Random numbers: the seat's own random-play stream (State.rng_random, Purpose.RANDOM_PLAY,
 derived only for such seats): one counter-based stream a turn, keyed by the turn
