@@ -1,6 +1,6 @@
 """Per-seat AI settings (issue 16): a skill level (D11: 0 the greedy utility AI, 1 a
-lookahead of its orders, 2 a search player; or "random", random legal orders, the
-ladder's floor: issue 43) and what a seat is forbidden.
+lookahead of its orders, 2 a search player; or "random", random legal play, every
+decision drawn among its legal options, the ladder's floor: issue 43) and what a seat is forbidden.
 
 An experiment's variant may give `seat_ai = [{ skill = 1 }, { forbid = ["observatory"] },
 {}, {}]`: seat index -> settings, `{}` keeping the defaults. The settings stay with

@@ -110,9 +110,10 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     while not st.finished[0] and st.turn[0] == t:
         seat = st.active_seat[0]
         t0 = clock(ticks)
-        decide_orders(st, tb, board, path, seat, scratch)
+        played = decide_orders(st, tb, board, path, seat, scratch)  # random play: True
         tick(ticks, P_LOOKAHEAD, t0)
-        ai_take_turn(st, tb, board, path, seat, ticks)
+        if not played:
+            ai_take_turn(st, tb, board, path, seat, ticks)
         if st.finished[0]:
             break
         if next_seat(st) < 0:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.jit import njit
-from sim.kernels.ai.random_play import random_orders
+from sim.kernels.ai.random_play import random_turn
 from sim.kernels.lookahead import (
     Scratch,
     decision_due,
@@ -123,20 +123,24 @@ def search_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
 
 @njit
 def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: np.int64,
-                  scratch: Scratch | None) -> None:
-    """Before the seat acts: a skill-1 seat whose lookahead is due, a skill-2 seat
-    whose search is due, or a random-play seat (each turn) sets its orders
-    (State.seat_plan, seat_target); every other seat plays on as it is (D11: the
-    levels differ only in how they pick orders).
+                  scratch: Scratch | None) -> bool:
+    """Before the seat acts: a skill-1 seat whose lookahead is due or a skill-2 seat
+    whose search is due sets its orders (State.seat_plan, seat_target); every other
+    seat plays on as it is (D11: the levels differ only in how they pick orders). A
+    random-play seat plays its whole turn here (sim.kernels.ai.random_play).
+    True: the seat's actions are played (the skill-0 AI must not act for it).
 
     scratch None: a match with no skill-1, skill-2 or random-play seat
     (sim.engine.match.loop_scratch).
     numba prunes the branch below on the argument's type, so that specialisation is
-    this one test and the match loop that calls it never compiles the lookahead or
-    the search (a third of a cold compile)."""
+    this one test and the match loop that calls it never compiles the lookahead,
+    the search or random play (a third of a cold compile)."""
     if scratch is None:
-        return
+        return False
     skill = st.seat_skill[seat]
+    if skill == SKILL_RANDOM:
+        random_turn(st, tb, board, seat)
+        return True
     if skill == SKILL_SEARCH and decision_due(st, tb.search_start_pct, tb.search_stop_pct,
                                               tb.search_every_pct, tb.search_horizon_pct):
         plan, target = search_orders(st, tb, board, path, seat, scratch)
@@ -145,9 +149,8 @@ def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, se
                                                    tb.lookahead_every_pct,
                                                    tb.lookahead_horizon_pct):
         plan, target = lookahead_orders(st, tb, board, path, seat, scratch)
-    elif skill == SKILL_RANDOM:  # every turn (sim.kernels.ai.random_play)
-        plan, target = random_orders(st, tb, board, seat)
     else:
-        return
+        return False
     st.seat_plan[seat] = plan
     st.seat_target[seat] = target
+    return False

@@ -16,7 +16,7 @@ run's provenance (sim.analysis.ladder) need the same agents and the same pairing
     seed = 20261243
     length = "standard"
 
-An agent is "skill-0", "skill-1", "skill-2", "random" (random legal orders,
+An agent is "skill-0", "skill-1", "skill-2", "random" (random legal play,
 sim.kernels.ai.random_play), or a table with a name and seat_ai settings (`skill`,
 `forbid`: sim.engine.seat_ai). The ladder's rungs, whose order the monotone verdict
 checks (each beats the one before it), are the agents without a forbid, in the order

@@ -48,7 +48,7 @@ class Purpose(IntEnum):
     # each draw keyed by (round × waves + wave, sim.rules.crown.DRAW_*, player) through
     # draw_key; a new value, so no hex stream moves
     CROWN = 3
-    # a random-play seat's draws of its orders (issue 43), per seat; derived only for
+    # a random-play seat's draws of its decisions (issue 43), per seat; derived only for
     # such seats, so no other stream of any match changes
     RANDOM_PLAY = 4
 

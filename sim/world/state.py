@@ -49,7 +49,7 @@ Match scalars, (1,) arrays updated in place:
   (slots used so far).
 Random streams: rng_events: (1,) uint64 key of the event cards (V14); rng_ai: (S,)
   uint64, one key per seat (the AI's graded choices, D8); rng_random: (S,) uint64, a
-  random-play seat's key of its orders (sim.kernels.ai.random_play), 0 for the others.
+  random-play seat's key of its decisions (sim.kernels.ai.random_play), 0 for the others.
   Keys, not counters: a play draw is sim.world.rng.draw_key(key, turn, purpose, subject),
   and nothing advances them.
 Tiles (T,):
@@ -66,7 +66,7 @@ Seats (S,):
   seat_forbid_units / _buildings / _techs / _mechanics: bit masks of what the
   experiment forbids the seat (bit i: item i in code order, mechanic i of
   sim.rules.codes.MECHANICS); seat_skill: its AI level (D11: 0 greedy, 1 lookahead,
-  2 search; SKILL_RANDOM: random legal orders);
+  2 search; SKILL_RANDOM: random legal play);
   seat_plan: the personality index whose AI values the seat plays by, -1 for its
   own seat_personality; seat_target: the city its army marches on, -1
   (ORDER_OWN_TARGET) for the AI's own war target, ORDER_NO_WAR for none (a skill-1

@@ -45,6 +45,7 @@ from sim.rules.codes import (
     COL_KIND,
     COL_SEAT,
     COL_TURN,
+    DRAW_PLAN,
     EV_CAPTURE,
     EV_PACT,
     EV_TRANSFER,
@@ -53,7 +54,9 @@ from sim.rules.codes import (
     M_TRUCE,
     N_FRONT,
     PERCENT,
+    SKILL_RANDOM,
 )
+from sim.world.rng import draw_key, keyed_below
 
 if TYPE_CHECKING:
     from sim.rules.record import AIRecord, TableArrays
@@ -178,11 +181,25 @@ def shields_victory(st: State, tb: TableArrays, ai: AIRecord, other: np.int64) -
 
 
 @njit
+def random_answer(st: State, seller: np.int64, buyer: np.int64) -> bool:
+    """D9, issue 43: a random-play seat `seller` (sim.kernels.ai.random_play) asked for a
+    truce by `buyer` accepts with chance 1/2: one keyed draw of its own random-play
+    stream (State.rng_random) by the turn and the buyer (a seat offers one truce a turn
+    at most), so no other stream moves."""
+    key = draw_key(st.rng_random[seller], st.turn[0], np.int64(DRAW_PLAN),
+                   buyer + st.n_seats[0])
+    return keyed_below(key, np.int64(2)) == 1
+
+
+@njit
 def accepts_truce(st: State, tb: TableArrays, distance: np.ndarray, seller: np.int64,
                   buyer: np.int64, price: np.int64) -> bool:
     """D9: the seat asked (`seller`, by its own AI values) accepts `buyer`'s offer of
     `price` gold when it covers what fighting on is worth to it (-truce_worth), and
-    the truce shields no victory of the buyer's."""
+    the truce shields no victory of the buyer's; a random-play seat answers at random
+    (random_answer)."""
+    if st.seat_skill[seller] == SKILL_RANDOM:
+        return random_answer(st, seller, buyer)
     ai = tb.ai[plan_of(st, seller)]
     if shields_victory(st, tb, ai, buyer):
         return False
