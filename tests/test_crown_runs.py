@@ -19,7 +19,15 @@ import pytest
 from sim.engine.crown import play_crown_match
 from sim.outputs.games import CROWN, CROWN_SCHEMAS
 from sim.outputs.store import scan
-from sim.rules.crown import ATTACK_COUNTS, NO_WINNER, SCORE_TERMS, SIDES, WIDGETS, load_crown_tables
+from sim.rules.crown import (
+    ATTACK_COUNTS,
+    NO_WINNER,
+    SCORE_TERMS,
+    SIDES,
+    WIDGETS,
+    load_crown_tables,
+    term_column,
+)
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.sweep import run_sweep
 from tests.test_runs_support import one_line_error, sim, write
@@ -75,7 +83,12 @@ def test_a_crown_run_holds_the_outcome_of_every_match(crown_run):
         assert row["winner"] == ("draw" if out.winner == NO_WINNER else SIDES[out.winner])
         assert (row["total_a"], row["total_b"]) == tuple(int(x) for x in out.totals)
         for k, term in enumerate(SCORE_TERMS):  # K10, K11
-            assert row[f"{term}_a"] == out.terms[0, k] and row[f"{term}_b"] == out.terms[1, k]
+            for s, side in enumerate(SIDES):
+                assert row[term_column(term, side)] == out.terms[s, k]
+        # K13's tie-breaks: zones and region majorities held at the end, not points
+        assert (row["zones_a"], row["zones_b"]) == tuple(int(x) for x in out.zones)
+        assert (row["majorities_a"], row["majorities_b"]) == \
+            tuple(int(x) for x in out.majorities)
         for w, widget in enumerate(WIDGETS):  # K03, K07: both sides summed
             assert row[f"leads_{widget}"] == out.lead_counts[:, w].sum()
             for c, count in enumerate(ATTACK_COUNTS):
@@ -88,6 +101,21 @@ def test_a_crown_run_holds_the_outcome_of_every_match(crown_run):
     leads = matches.group_by("variant").agg(pl.col("leads_booster").sum())
     by = dict(zip(leads["variant"], leads["leads_booster"], strict=True))
     assert by["face8-booster"] > by["baseline"]
+
+
+def test_the_zones_held_at_the_end_are_the_last_rounds_count_not_the_zone_points(crown_run):
+    """K10, K13: `zones_a/b` is how many zones the side holds at the end (the last
+    round's count); the `zones` score term's points, summed over the rounds, are
+    `zones_points_a/b`. Different things: they differ in some match of this run."""
+    matches, rounds = _read(crown_run, "matches"), _read(crown_run, "rounds")
+    last = rounds.filter(pl.col("round") == 10).select(
+        "variant", "match_index", pl.col("zones_a").alias("held_a"),
+        pl.col("zones_b").alias("held_b"))
+    joined = matches.join(last, on=["variant", "match_index"])
+    assert joined.height == matches.height
+    assert (joined["zones_a"] == joined["held_a"]).all()
+    assert (joined["zones_b"] == joined["held_b"]).all()
+    assert (joined["zones_a"] != joined[term_column("zones", "A")]).any()
 
 
 def test_the_rounds_table_adds_up_to_each_match(crown_run):

@@ -24,7 +24,7 @@ import math
 import polars as pl
 
 from sim.analysis import stats
-from sim.rules.crown import ATTACK_COUNTS, SCORE_TERMS, SIDES, WIDGETS
+from sim.rules.crown import ATTACK_COUNTS, SCORE_TERMS, SIDES, WIDGETS, term_column
 
 SIDE_A, SIDE_B = SIDES
 DRAW = "draw"
@@ -105,10 +105,11 @@ def score_terms(matches: pl.DataFrame) -> pl.DataFrame:
     """Per variant and score term (K10, K11): its points, both sides, and its share of
     all points."""
     sums = matches.group_by("variant", maintain_order=True).agg(
-        pl.col(f"{t}_{s.lower()}").sum() for t in SCORE_TERMS for s in SIDES)
+        pl.col(term_column(t, s)).sum() for t in SCORE_TERMS for s in SIDES)
     long = pl.concat([sums.select(
         "variant", pl.lit(t).alias("term"),
-        (pl.col(f"{t}_a") + pl.col(f"{t}_b")).alias("points")) for t in SCORE_TERMS])
+        pl.sum_horizontal(term_column(t, s) for s in SIDES).alias("points"))
+        for t in SCORE_TERMS])
     order = {v: i for i, v in enumerate(matches["variant"].unique(maintain_order=True))}
     return (long.with_columns((pl.col("points") / pl.col("points").sum().over("variant"))
                               .alias("share of points"))
@@ -121,7 +122,7 @@ def _per_match() -> dict[str, pl.Expr]:
     def total(count: str) -> pl.Expr:
         return pl.sum_horizontal(f"{count}_{w}" for w in WIDGETS)
     rolls = pl.sum_horizontal(f"leads_{w}" for w in WIDGETS)
-    points = pl.sum_horizontal(f"{t}_{s.lower()}" for t in SCORE_TERMS for s in SIDES)
+    points = pl.sum_horizontal(term_column(t, s) for t in SCORE_TERMS for s in SIDES)
     wins = total("wins")
     out = {
         "side A wins": (pl.col("winner") == SIDE_A).cast(pl.Float64),
@@ -139,7 +140,8 @@ def _per_match() -> dict[str, pl.Expr]:
     out.update({f"{w} leads, share of rolls": pl.when(rolls > 0)
                 .then(pl.col(f"leads_{w}") / rolls) for w in WIDGETS})
     out.update({f"{t} points, share": pl.when(points > 0).then(
-        (pl.col(f"{t}_a") + pl.col(f"{t}_b")) / points) for t in SCORE_TERMS})
+        pl.sum_horizontal(term_column(t, s) for s in SIDES) / points)
+        for t in SCORE_TERMS})
     return out
 
 

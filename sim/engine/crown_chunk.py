@@ -26,6 +26,7 @@ from sim.rules.crown import (
     SIDES,
     WIDGETS,
     CrownTables,
+    term_column,
 )
 
 
@@ -62,7 +63,7 @@ def match_row(tables: CrownTables, seed: int, index: int, side_skill: tuple[int,
     }
     for k, term in enumerate(SCORE_TERMS):
         for s, side in enumerate(SIDES):
-            row[f"{term}_{side.lower()}"] = int(out.terms[s, k])
+            row[term_column(term, side)] = int(out.terms[s, k])
     leads = out.lead_counts.sum(axis=0)
     attacks = out.attack_counts.sum(axis=0)
     for w, widget in enumerate(WIDGETS):

@@ -132,8 +132,10 @@ CROWN_SCHEMAS: dict[str, dict[str, Any]] = {
         # "A", "B" or "draw" (K13), and what decided it: one of crown_rules.RESULTS
         "winner": pl.Utf8, "decided_by": pl.Utf8,
         **{f"total_{s.lower()}": pl.Int64 for s in crown_rules.SIDES},
-        **{f"{term}_{s.lower()}": pl.Int64 for term in crown_rules.SCORE_TERMS
+        # each score term's points per side (K10, K11): zones_points_a, …
+        **{crown_rules.term_column(term, s): pl.Int64 for term in crown_rules.SCORE_TERMS
            for s in crown_rules.SIDES},
+        # zones and region majorities held at the end (K13's tie-breaks)
         "zones_a": pl.Int64, "zones_b": pl.Int64,
         "majorities_a": pl.Int64, "majorities_b": pl.Int64,
         # the side ahead after the fault round (L6); null: level, or no fault

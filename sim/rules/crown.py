@@ -76,6 +76,15 @@ SCORE_TERMS = ("zones", "capture", "majorities", "joined", "last_round_extra")
 TERM_ZONES, TERM_CAPTURE, TERM_MAJORITIES, TERM_JOINED, TERM_LAST_EXTRA = range(len(SCORE_TERMS))
 N_SCORE_TERMS = len(SCORE_TERMS)
 
+
+def term_column(term: str, side: str) -> str:
+    """The `matches` column of score term `term`'s points for `side` ("A"/"B"):
+    `zones_points_a`, …, as the hex game's `{term}_points`. The bare `zones_a` and
+    `majorities_a` are the zones and region majorities held at the end (K13's
+    tie-breaks), which the terms `zones` and `majorities` (points) would otherwise
+    share a name with."""
+    return f"{term}_points_{side.lower()}"
+
 # ---------------------------------------------------------------- events (K15's replay)
 # one row per event: (kind, round, wave, player, zone, a, b); the meaning of a and b
 EVENTS = ("roll", "order", "attack", "fault", "eruption", "round_score")
