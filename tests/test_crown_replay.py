@@ -16,6 +16,7 @@ from sim.outputs.store import scan
 from sim.rules.crown import load_crown_tables
 from sim.runner.experiments import load_experiment
 from sim.runner.replay import ReplayError, replay_transcript, variant_tables
+from sim.runner.sequential import extend_run
 from sim.runner.sweep import run_sweep
 from tests.test_runs_support import sim, write
 
@@ -69,8 +70,8 @@ def test_every_replayed_match_equals_the_runs_matches_and_rounds_rows(run):
 
 
 def test_the_rebuilt_tables_keep_the_maps_zone_order(run):
-    """provenance.json sorts its keys, so map.zones comes back alphabetical (C1 first);
-    the rebuild puts the zones back in map order, which is each zone's kernel index."""
+    """provenance.json sorts its keys, so map.zones is stored as a list in map order
+    (CrownTables.stored): the rebuild gives each zone its kernel index again."""
     prov = json.loads((run / "provenance.json").read_text())
     rebuilt = variant_tables(run, prov, prov["variants"][0]).record
     loaded = load_crown_tables().record
@@ -94,3 +95,53 @@ def test_sim_replay_prints_a_crown_match_round_by_round(run):
     assert len(text.stdout.splitlines()) == 12   # the outcome, the header, 10 rounds
     bad = sim("replay", run, "baseline:0", "--seed", "3")
     assert bad.returncode == 2 and "--seed" in bad.stderr
+
+
+def _reversed_zones(text: str) -> str:
+    """The default tables' text with the [map.zones] lines in reverse (E5 first): not
+    alphabetical, not by region, so only a stored order gives it back."""
+    lines = text.splitlines()
+    start = lines.index("[map.zones]") + 1
+    stop = next(i for i in range(start, len(lines)) if not lines[i].strip())
+    return "\n".join([*lines[:start], *reversed(lines[start:stop]), *lines[stop:]]) + "\n"
+
+
+def test_a_zone_order_the_tables_file_gives_survives_the_run(tmp_path):
+    """L4: a zone's place in the map is its kernel index (the homes' and every draw's
+    by zone). A tables file listing its zones in another order is swept; the run's
+    provenance keeps that order (and its hash counts it), so `sim extend` plays the
+    matches a bigger sweep would have and `sim replay` reproduces every row."""
+    default = load_crown_tables()
+    tables_file = write(tmp_path / "reversed.toml",
+                        _reversed_zones(Path(default.source).read_text()))
+    mine = load_crown_tables(tables_file)
+    assert mine.zone_names == list(reversed(default.zone_names))
+    assert mine.data == {**default.data, "map": {**default.data["map"],
+                                                 "zones": mine.data["map"]["zones"]}}
+    assert mine.hash != default.hash  # the order counts in the hash
+
+    def experiment(name: str, matches: int) -> Path:
+        text = TINY.replace("matches = 5", f"matches = {matches}").replace(
+            'baseline = "baseline"\n', f'baseline = "baseline"\ntables = {str(tables_file)!r}\n', 1)
+        return write(tmp_path / f"{name}.toml", text)
+
+    small, whole = experiment("small", 3), experiment("whole", 5)
+    run_sweep(load_experiment(small), tmp_path / "grown", progress=False, say=lambda _: None)
+    prov = json.loads((tmp_path / "grown" / "provenance.json").read_text())
+    assert [z["zone"] for z in prov["variants"][0]["tables"]["map"]["zones"]] == \
+        mine.zone_names
+    rebuilt = variant_tables(tmp_path / "grown", prov, prov["variants"][0])
+    assert rebuilt.zone_names == mine.zone_names and rebuilt.hash == mine.hash
+    extend_run(tmp_path / "grown", 5)
+    run_sweep(load_experiment(whole), tmp_path / "whole", progress=False, say=lambda _: None)
+    for table in CROWN.tables:
+        keys = ["variant", *CROWN.sort_keys[table]]
+        grown = scan(tmp_path / "grown", table).collect().sort(keys)
+        swept = scan(tmp_path / "whole", table).collect().sort(keys)
+        assert grown.drop("replay", strict=False).equals(
+            swept.drop("replay", strict=False)), table
+    grown = scan(tmp_path / "grown", "matches").collect()
+    assert grown.height == 10
+    for row in grown.iter_rows(named=True):
+        got = replay_transcript(tmp_path / "grown", row["match_id"])
+        assert all(row[k] == v for k, v in got["row"].items()), row["match_id"]

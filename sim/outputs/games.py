@@ -23,7 +23,6 @@ runner with the game's schemas) and the chunk's summary (matches, errors, second
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,9 +44,10 @@ class Game:
     """One game on the workbench.
 
     name: the experiment's `game = …`; default_tables: its tables file (repo-relative);
-    load: (path, overrides) -> validated tables with `.hash` and `.data`, raising
+    load: (path, overrides) -> validated tables with `.hash`, `.data` and `.stored`
+    (what a run's provenance keeps), raising
     sim.rules.tables.TablesError with `file:line: key: reason` lines; rebuild:
-    (resolved tables as a run's provenance keeps them, source, overrides) -> the same
+    (the tables as a run's provenance keeps them, `.stored`, source, overrides) -> the same
     tables (pydantic's ValidationError when the schema changed since); schemas and
     sort_keys: its outcome tables (every table it writes is in `tables`; `written` adds
     any aggregates written beside them); results: its result codes (the matches
@@ -167,24 +167,11 @@ def _load_crown(path: Path, overrides: dict[str, Any]) -> Any:
 
 
 def _rebuild_crown(resolved: dict[str, Any], source: str, overrides: dict[str, Any]) -> Any:
-    """Crown's tables from a run's provenance. The zones' order is each zone's index in
-    the kernels, but provenance.json is written with its keys sorted (and the tables
-    hash sorts them too), so `map.zones` comes back alphabetical: C1 before W1, which
-    moves the homes and plays other matches. The zones are put back in map order, by
-    region (`map.regions`), then by name with numbers compared as numbers (W2 before
-    W10): the order of tables/crown/default.toml. A file listing its zones otherwise
-    rebuilds to another order, which `sim replay` reports as a replay that differs."""
-    zones, regions = resolved["map"]["zones"], resolved["map"]["regions"]
-
-    def place(name: str) -> tuple:
-        region = zones[name].get("region")
-        parts = re.split(r"(\d+)", name)
-        return (regions.index(region) if region in regions else len(regions),
-                [int(p) if p.isdigit() else p for p in parts[1::2]], parts[0::2])
-
-    ordered = {**resolved, "map": {**resolved["map"],
-                                   "zones": {z: zones[z] for z in sorted(zones, key=place)}}}
-    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(ordered),
+    """Crown's tables from a run's provenance, which keeps them stored
+    (CrownTables.stored: `map.zones` a list in map order, so the zones keep the order
+    the tables file gave them, and so the kernels' zone indices and the homes)."""
+    data = crown_rules.stored_to_data(resolved)
+    return crown_rules.CrownTables(model=crown_rules.CrownTablesModel.model_validate(data),
                                    source=source, overrides=overrides)
 
 

@@ -457,6 +457,16 @@ class CrownTables(ValidatedTables):
     def zone_names(self) -> list[str]:
         return list(self.model.map.zones)
 
+    @property
+    def stored(self) -> dict[str, Any]:
+        """`data` with `map.zones` as a list of {"zone": name, "region", "touches"} in
+        map order: a zone's place in the map is its index in the kernels (L4's homes,
+        the stream's draws by zone), and provenance.json and the tables hash sort a
+        table's keys, which would lose it. stored_to_data reads it back."""
+        data = self.data
+        zones = [{"zone": name, **zone} for name, zone in data["map"]["zones"].items()]
+        return {**data, "map": {**data["map"], "zones": zones}}
+
     def with_overrides(self, overrides: dict[str, Any]) -> CrownTables:
         """These tables with dotted-key overrides applied (list positions allowed)."""
         if not overrides:
@@ -524,6 +534,18 @@ def _validate(raw: dict[str, Any], source: str, lines: dict[tuple, int],
     if errors:
         raise TablesError(errors)
     return CrownTables(model=model, source=source, overrides=dict(overrides))
+
+
+def stored_to_data(stored: dict[str, Any]) -> dict[str, Any]:
+    """The tables' data from their stored form (CrownTables.stored, as a run's
+    provenance keeps them): `map.zones` back from its list to a table in the list's
+    order. A table (a run written before the zones were stored as a list) is taken as
+    it comes: alphabetical, its hash differs from the run's and a replay says so."""
+    zones = stored["map"]["zones"]
+    if isinstance(zones, dict):
+        return stored
+    table = {z["zone"]: {k: v for k, v in z.items() if k != "zone"} for z in zones}
+    return {**stored, "map": {**stored["map"], "zones": table}}
 
 
 def load_crown_tables(path: str | Path | None = None,

@@ -66,10 +66,18 @@ class ValidatedTables:
         return self.model.model_dump(mode="json")
 
     @property
+    def stored(self) -> dict[str, Any]:
+        """The tables as a run's provenance.json keeps them and the hash reads them
+        (both sort keys): `data`, for tables that order nothing by key (the hex game's:
+        its items are ordered by name, record.item_names). A game with a table whose
+        order is meaning stores that table as a list (sim.rules.crown.CrownTables)."""
+        return self.data
+
+    @property
     def hash(self) -> str:
         cached = self.__dict__.get("_hash")
         if cached is None:
-            cached = tables_hash(self.data)
+            cached = tables_hash(self.stored)
             object.__setattr__(self, "_hash", cached)
         return cached
 

@@ -148,6 +148,7 @@ class Variant:
     id: str
     overrides: dict[str, Any]
     tables_hash: str
+    # the tables as provenance.json keeps them (the game's tables' `.stored`)
     resolved: dict[str, Any] = field(repr=False, compare=False, hash=False,
                                      default_factory=dict)
     # the validated tables themselves, resolved once here and shipped to every worker,
@@ -423,7 +424,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
             except SeatAIError as exc:
                 fail((*loc, "seat_ai"), f"variant {v.name}: {exc}")
             seat_ai = () if is_default(normal) else tuple(normal)
-        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.stored, tables,
                                 seat_ai))
     spec = _check_whole(spec, seen, len(variants), fail)
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
@@ -481,7 +482,7 @@ def _expand_sided(game: Game, spec: ExperimentSpec, path: Path, text: str,
                 where = (*loc, "axes", key) if loc[0] == "grids" and \
                     key in spec.grids[loc[1]].axes else (*loc, "set", key)
                 fail(where, f"variant {v.name}: " + exc.errors[0].split(": ", 1)[-1])
-        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.data, tables,
+        variants.append(Variant(v.name, dict(v.set), tables.hash, tables.stored, tables,
                                 side_skill=(int(skills[0]), int(skills[1]))))
     if spec.baseline is not None and spec.baseline not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")

@@ -171,7 +171,7 @@ def experiment_of_run(run_dir: Path | str) -> Experiment:
         text = prov["experiment"]["text"]
         spec = ExperimentSpec.model_validate(tomllib.loads(text))
         variants = tuple(Variant(v["id"], dict(v.get("overrides") or {}), v["tables_hash"],
-                                 tables.data, tables, tuple(v.get("seat_ai") or ()),
+                                 tables.stored, tables, tuple(v.get("seat_ai") or ()),
                                  tuple(v.get("side_skill") or (0, 0)))
                          for v in prov["variants"]
                          for tables in [variant_tables(out, prov, v)])
