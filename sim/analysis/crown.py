@@ -180,6 +180,78 @@ def paired_differences(matches: pl.DataFrame, baseline: str,
     return pl.DataFrame(rows, schema=schema)
 
 
+# ---- two levels of play (issue 48: Crown's two-skill report, as the hex game's) ----
+# an experiment's `skills = [a, b]` plays every variant with every player of both sides
+# at skill a and at skill b on the same seeds (sim.runner.experiments); each change is
+# then read at both levels and its interaction with skill tested
+# (sim.analysis.robustness, whose arms, interaction test and verdicts these reuse)
+OUTCOMES = (SIDE_A, SIDE_B, DRAW)
+
+
+def side_skill_of(variant: dict) -> int | None:
+    """The one AI skill both sides of a provenance variant play at (`side_skill`, none
+    given: 0); None when the sides differ or play at random (no level)."""
+    a, b = variant.get("side_skill") or (0, 0)
+    return a if a == b and a >= 0 else None
+
+
+def won(matches: pl.DataFrame, variant: str, outcome: str) -> pl.DataFrame:
+    """match_index -> x: 1.0 when the variant's match ended with `outcome` (a side's
+    win or a draw, K13); robustness's indicators for Crown."""
+    return (matches.filter(pl.col("variant") == variant)
+            .select("match_index", (pl.col("winner") == outcome).cast(pl.Float64).alias("x")))
+
+
+def skill_effects(matches: pl.DataFrame, provenance: dict, baseline: str,
+                  confidence: float = 0.95) -> pl.DataFrame:
+    """Each change's paired effect on each outcome share (side A wins, side B wins,
+    draws: metric "winner=<outcome>") at each skill, against the baseline's tables at
+    the same skill on the same matches: the columns of
+    sim.analysis.robustness.skill_effects (difference, its paired t interval and
+    p-value, p_holm across the rows of one skill, changed, n_pairs)."""
+    from sim.analysis.robustness import skill_arms
+
+    schema = {"change": pl.Utf8, "skill": pl.Int64, "variant": pl.Utf8, "base": pl.Utf8,
+              "metric": pl.Utf8, "difference": pl.Float64, "lo": pl.Float64,
+              "hi": pl.Float64, "p_value": pl.Float64, "p_holm": pl.Float64,
+              "changed": pl.Boolean, "n_pairs": pl.Int64}
+    rows = []
+    for variant, skill, change, base in skill_arms(provenance, baseline,
+                                                   side_skill_of).iter_rows():
+        for outcome in OUTCOMES:
+            pair = won(matches, variant, outcome).join(won(matches, base, outcome),
+                                                       on="match_index", suffix="_base")
+            diff, lo, hi, p, n = stats.paired_t((pair["x"] - pair["x_base"]).to_numpy(),
+                                                confidence)
+            rows.append({"change": change, "skill": skill, "variant": variant,
+                         "base": base, "metric": f"winner={outcome}",
+                         "difference": None if math.isnan(diff) else diff,
+                         "lo": None if math.isnan(lo) else lo,
+                         "hi": None if math.isnan(hi) else hi,
+                         "p_value": None if math.isnan(p) else p, "n_pairs": n})
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    out = []
+    for skill in dict.fromkeys(r["skill"] for r in rows):
+        part = [r for r in rows if r["skill"] == skill]
+        adjusted = stats.holm([r["p_value"] for r in part])
+        for r, q in zip(part, adjusted, strict=True):
+            r["p_holm"] = None if q is None or q != q else q
+            r["changed"] = r["p_holm"] is not None and r["p_holm"] < 1.0 - confidence
+            out.append(r)
+    return pl.DataFrame(out, schema=schema).sort("change", "metric", "skill")
+
+
+def skill_interactions(matches: pl.DataFrame, effects: pl.DataFrame,
+                       confidence: float = 0.95) -> pl.DataFrame:
+    """skill_effects' changes side by side at the two skills, each with its interaction
+    test (the per-match contrast of the four arms) and verdict: the columns of
+    sim.analysis.robustness.skill_interactions, Holm over these tests."""
+    from sim.analysis.robustness import skill_interactions as side_by_side
+
+    return side_by_side(matches, effects, confidence, indicators=won)
+
+
 def winner_mix(matches: pl.DataFrame) -> pl.DataFrame:
     """Per variant: side A's, side B's and the draws' shares of its matches with their
     simultaneous intervals (stats.multinomial_intervals): Crown's outcome mix, where

@@ -31,6 +31,7 @@ different skills, or that forbids anything, is no part of this view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -62,11 +63,14 @@ def _change_key(variant: dict[str, Any]) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in (variant.get("overrides") or {}).items()))
 
 
-def skill_arms(provenance: dict[str, Any], baseline: str) -> pl.DataFrame:
+def skill_arms(provenance: dict[str, Any], baseline: str,
+               skill_of: Callable[[dict[str, Any]], int | None] = uniform_skill,
+               ) -> pl.DataFrame:
     """(variant, skill, change, base): each variant of uniform skill, the change it
     makes (its overrides in words against the baseline, "" for the baseline's own
     tables) and the variant it is compared with: the one with the baseline's tables
-    at the same skill. Rows whose skill has no such variant are left out."""
+    at the same skill. Rows whose skill has no such variant are left out. skill_of:
+    a provenance variant's one skill or None (a two-sided game's: both sides')."""
     variants = provenance.get("variants", [])
     by_id = {v["id"]: v for v in variants}
     if baseline not in by_id:
@@ -75,13 +79,13 @@ def skill_arms(provenance: dict[str, Any], baseline: str) -> pl.DataFrame:
     base_key = _change_key(by_id[baseline])
     bases: dict[int, str] = {}
     for v in variants:  # the baseline itself first, then the first of each other skill
-        skill = uniform_skill(v)
+        skill = skill_of(v)
         if skill is not None and _change_key(v) == base_key:
             if v["id"] == baseline or skill not in bases:
                 bases[skill] = v["id"]
     rows = []
     for v in variants:
-        skill = uniform_skill(v)
+        skill = skill_of(v)
         if skill is None or skill not in bases or v["id"] == bases[skill]:
             continue
         rows.append({"variant": v["id"], "skill": skill, "base": bases[skill],
@@ -133,14 +137,19 @@ def _indicators(matches: pl.DataFrame, variant: str, victory: str) -> pl.DataFra
                     .alias("x")))
 
 
+Indicators = Callable[[pl.DataFrame, str, str], pl.DataFrame]
+
+
 def interaction_test(matches: pl.DataFrame, arms: tuple[str, str, str, str], victory: str,
-                     confidence: float = 0.95) -> dict[str, Any]:
+                     confidence: float = 0.95,
+                     indicators: Indicators = _indicators) -> dict[str, Any]:
     """The interaction of one change on "victory = X" between two skills. arms: (change
     at skill a, baseline at a, change at b, baseline at b). Returns interaction (effect
     at b − effect at a, a share), lo, hi (t interval of the per-match contrast), p_value
     (paired t; None when every contrast is 0: no match says anything), n_pairs (matches
-    finished in all four arms)."""
-    parts = [_indicators(matches, v, victory).rename({"x": f"x{k}"})
+    finished in all four arms). indicators(matches, variant, X): match_index -> x, 1.0
+    when the match ended in X (another game's outcome: Crown's winner side)."""
+    parts = [indicators(matches, v, victory).rename({"x": f"x{k}"})
              for k, v in enumerate(arms)]
     joined = parts[0]
     for part in parts[1:]:
@@ -170,7 +179,8 @@ def _verdict(row: dict[str, Any], alpha: float) -> str:
 
 def skill_interactions(matches: pl.DataFrame, effects: pl.DataFrame,
                        confidence: float = 0.95,
-                       family: list[float | None] | None = None) -> pl.DataFrame:
+                       family: list[float | None] | None = None,
+                       indicators: Indicators = _indicators) -> pl.DataFrame:
     """`skill_effects` side by side for each pair of skills (a < b) a change was played
     at, with the interaction test of each change × victory type.
 
@@ -180,7 +190,8 @@ def skill_interactions(matches: pl.DataFrame, effects: pl.DataFrame,
     p_holm (Holm over these rows together with `family`: the report passes its other
     tests' p-values, so the interactions join the report's one family), verdict
     (VERDICTS), n_pairs. Sorted by verdict (a change that depends on skill first),
-    change, metric."""
+    change, metric. A metric is "<outcome column>=<value>" (`victory=conquest`; Crown's
+    `winner=A`), read by `indicators` (interaction_test)."""
     schema = {"change": pl.Utf8, "metric": pl.Utf8, "skill_a": pl.Int64,
               "skill_b": pl.Int64, "difference_a": pl.Float64, "lo_a": pl.Float64,
               "hi_a": pl.Float64, "changed_a": pl.Boolean, "difference_b": pl.Float64,
@@ -193,9 +204,10 @@ def skill_interactions(matches: pl.DataFrame, effects: pl.DataFrame,
         seen = sorted(part.to_dicts(), key=lambda r: r["skill"])
         for i, ra in enumerate(seen):
             for rb in seen[i + 1:]:
-                victory = metric.removeprefix("victory=")
+                victory = metric.split("=", 1)[1]
                 test = interaction_test(matches, (ra["variant"], ra["base"], rb["variant"],
-                                                  rb["base"]), victory, confidence)
+                                                  rb["base"]), victory, confidence,
+                                        indicators)
                 rows.append({"change": change, "metric": metric, "skill_a": ra["skill"],
                              "skill_b": rb["skill"],
                              **{f"{c}_a": ra[c] for c in ("difference", "lo", "hi",

@@ -8,8 +8,11 @@ lays them out. sim.report.html hands a Crown run here through the game interface
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import polars as pl
 
@@ -134,13 +137,64 @@ def _gate(gate: pl.DataFrame, against: str | Path | None, notes: Sequence[str]) 
                                                   "margin")}))
 
 
+@dataclass
+class _Page:
+    """The part of the hex report's page (sim.report.html._Page) its ladder and skill
+    sections read: the run's matches, provenance and baseline, the sections so far and
+    the charts to draw (by the renderer's child, started at the first chart: a Crown
+    run with neither section draws none)."""
+
+    run: Any                  # .matches: the run's matches table
+    prov: dict[str, Any]
+    baseline: str
+    renderer: Any
+    sections: list[str] = field(default_factory=list)
+    planned: list[tuple[Callable[[], Any], str]] = field(default_factory=list)
+
+    def section(self, title: str, body: str) -> None:
+        self.sections.append(f"<h2>{html.escape(title)}</h2>{body}")
+
+    def figure(self, make_chart: Callable[[], Any], caption: str) -> str:
+        from sim.report.html import _chart_slot
+
+        self.planned.append((make_chart, caption))
+        return f"<figure class='chart'>{_chart_slot(len(self.planned) - 1)}" \
+               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
+
+
+def _skill_section(page: _Page) -> None:
+    """Issue 48: each change's effect on the winner shares at both AI skills of an
+    experiment's `skills`, side by side, with the interaction test and its verdict
+    (sim.analysis.crown.skill_effects; the hex report's table and chart)."""
+    from sim.report.html import _skill_interactions
+
+    matches = page.run.matches
+    effects = figures.skill_effects(matches, page.prov, page.baseline)
+    if not effects.height or effects.get_column("skill").n_unique() < 2:
+        return
+    page.section("Does it hold at both levels of play? Effects by AI skill",
+                 "<p class='muted'>K13, K14: both sides' players at skill a, then at "
+                 "skill b; metric winner=A, winner=B, winner=draw: the share of matches "
+                 "side A wins, side B wins, drawn; each effect a paired t test over the "
+                 "matches (Holm within a skill).</p>"
+                 + _skill_interactions(figures.skill_interactions(matches, effects),
+                                       effects, 0, page.figure))
+
+
 def build_report(run_dir: str | Path, baseline: str | None = None,
                  gate: pl.DataFrame | None = None, against: str | Path | None = None,
                  gate_notes: Sequence[str] = ()) -> str:
     """The Crown report of `run_dir` as one HTML string (ValueError for a baseline that
     is not a variant of the run; sim.outputs.store.RunError for a damaged run); with
     `gate`, the regression gate against the run `against` comes first."""
-    from sim.report.html import _provenance, failure_line, page_head
+    from sim.report.html import (
+        _draw_charts,
+        _ladder_section,
+        _provenance,
+        failure_line,
+        page_head,
+    )
+    from sim.report.svg_renderer import SvgRenderer
 
     root = run_path(run_dir)
     require_complete(root)
@@ -158,14 +212,21 @@ def build_report(run_dir: str | Path, baseline: str | None = None,
     first, fault = _conversions(matches)
     bodies = (_side_wins(matches), first, fault, _attacks(matches), _leads(matches),
               _terms(matches))
-    sections = [f"<h2>{html.escape(t)}</h2>{b}"
-                for t, b in zip(CROWN.report_sections, bodies, strict=True)]
-    if gate is not None:
-        sections.insert(0, f"<h2>Regression gate</h2>{_gate(gate, against, gate_notes)}")
-    sections.append(f"<h2>Against the baseline</h2>{_paired(matches, baseline)}")
-    sections.append(f"<h2>Provenance</h2>{_provenance(prov)}")
+    with SvgRenderer() as renderer:
+        page = _Page(run=SimpleNamespace(matches=matches), prov=prov, baseline=baseline,
+                     renderer=renderer)
+        if gate is not None:
+            page.section("Regression gate", _gate(gate, against, gate_notes))
+        # a ladder run (sim ladder): its heat map and ratings first, the hex report's
+        _ladder_section(page)
+        for title, body in zip(CROWN.report_sections, bodies, strict=True):
+            page.section(title, body)
+        page.section("Against the baseline", _paired(matches, baseline))
+        _skill_section(page)
+        page.section("Provenance", _provenance(prov))
+        body = _draw_charts(page)
     name = prov.get("experiment", {}).get("name", root.name)
     title = f"Crown balance report — {name}"
     return (page_head(title, prov)
             + failure_line(figures.failures(matches, errors), run_dir)
-            + "".join(sections) + "</body></html>")
+            + body + "</body></html>")

@@ -433,6 +433,27 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
                       base_personalities=tuple(base.model.match.personalities))
 
 
+def _sides_at_skills(game: Game, spec: ExperimentSpec, specs: list[tuple[tuple, VariantSpec]],
+                     fail) -> list[tuple[tuple, VariantSpec]]:
+    """A two-sided game's `skills` (issue 48: Crown's two-skill report): each variant
+    once per skill, every player of both sides at it (side_skill [k, k]), named
+    skill_name(...), on the same seeds; fail(loc, reason) on a variant that sets its
+    side skills itself, or skills that are not two distinct AI levels of the game
+    (random play is no level: sim.analysis.robustness)."""
+    skills = spec.skills or []
+    levels = [k for k in game.ai_levels if k >= 0]
+    if len(set(skills)) != len(skills) or any(k not in levels for k in skills):
+        fail(("skills",), f"{skills}: two distinct skills of {', '.join(map(str, levels))}")
+    out = []
+    for loc, v in specs:
+        if "side_skill" in v.model_fields_set:
+            fail((*loc, "side_skill"), f"variant {v.name}: sets its side skills, but "
+                 "`skills` plays every variant at each of its skills")
+        out += [(loc, v.model_copy(update={"name": skill_name(v.name, k),
+                                           "side_skill": [k, k]})) for k in skills]
+    return out
+
+
 # keys only the hex game reads: a Crown experiment that sets one is refused, not ignored
 HEX_ONLY = ("seats", "length", "personalities")
 
@@ -460,6 +481,8 @@ def _expand_sided(game: Game, spec: ExperimentSpec, path: Path, text: str,
         specs += [(("grids", g), v) for v in grid_variants(grid)]
     if not specs:
         specs = [(("variants",), VariantSpec(name="baseline"))]
+    if spec.skills is not None:
+        specs = _sides_at_skills(game, spec, specs, fail)
     variants: list[Variant] = []
     seen: set[str] = set()
     for loc, v in specs:
@@ -484,7 +507,10 @@ def _expand_sided(game: Game, spec: ExperimentSpec, path: Path, text: str,
                 fail(where, f"variant {v.name}: " + exc.errors[0].split(": ", 1)[-1])
         variants.append(Variant(v.name, dict(v.set), tables.hash, tables.stored, tables,
                                 side_skill=(int(skills[0]), int(skills[1]))))
-    if spec.baseline is not None and spec.baseline not in seen:
+    if spec.baseline is not None and spec.skills is not None:  # the baseline at skill a
+        spec = spec.model_copy(update={"baseline": skill_name(spec.baseline,
+                                                              spec.skills[0])})
+    if spec.baseline is not None and spec.baseline.lower() not in seen:
         fail(("baseline",), f"no variant named {spec.baseline!r}")
     sequential_problems(spec, len(variants), fail)
     return Experiment(str(path), spec, str(tables_path), tuple(variants),
