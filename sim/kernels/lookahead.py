@@ -33,10 +33,10 @@ every skill-0 match is exactly as without lookahead.
 
 The copy is a memory copy of the state's bytes into a scratch state of the same
 dtype that the caller allocated (Scratch: the scratch's (1,) holder and uint8
-views of both holders), so no record is built inside compiled code. The bytes
-uncopied[0]:uncopied[1] (the event log, 70 % of the state) are left out: kernels
-append rows to it and never read one back, so the copy plays the same without
-them.
+views of both holders), so no record is built inside compiled code. Of the event
+log (the bytes uncopied[0]:uncopied[1], 70 % of the state) only the rows logged so
+far are copied: the AI reads the log back (ai.diplomacy.war_record: the war's
+captures and declined truces), and the log's unused capacity is most of it.
 """
 
 from __future__ import annotations
@@ -295,6 +295,9 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     scratch_bytes[:lo] = state_bytes[:lo]
     scratch_bytes[hi:] = state_bytes[hi:]
     cp = scratch.holder[0]
+    # the rows logged so far: the AI reads the log back (ai.diplomacy.war_record)
+    logged = min(st.n_events[0], st.event_log.shape[0])
+    cp.event_log[:logged] = st.event_log[:logged]
     cp.seat_plan[seat] = plan
     cp.seat_target[seat] = target
     seed_copy(cp, seed)
