@@ -370,3 +370,25 @@ def test_d11_a_value_of_the_score_alone_is_the_score_margin(tables):
             x = value_features(st, tb, step.board, np.int64(0))
             assert x[F_PROGRESS] == step.played * 100 // st.last_turn[0]
             assert position_value(st, tb, step.board, np.int64(0), weights) == 7 + 2 * x[F_PROGRESS]
+
+
+def test_d11_a_playout_starts_from_the_matchs_event_log_not_the_scratchs(tables):
+    """The copy a skill-1 seat plays out holds the match's logged event rows: the AI
+    reads the log back (ai.diplomacy.war_record: a war's captures and declined truces),
+    so rows an earlier playout left in the scratch must not stand in for the real past
+    (before this, a copy read the previous candidates' futures as its war history)."""
+    from sim.kernels.lookahead import play_out
+
+    st, board = _mid_match(tables, 3, 12)
+    seat = int(st.active_seat[0])
+    st.seat_skill[seat] = SKILL_LOOKAHEAD
+    logged = int(st.n_events[0])
+    assert logged > 0
+    scratch = lookahead_scratch(st)
+    scratch.holder[0]["event_log"][:] = -7  # what an earlier playout might have left
+    tb = tables.arrays(LENGTH)
+    path = np.full((board.n_tiles, board.n_tiles), -1, dtype=np.int64)
+    play_out(st, tb, board, path, np.int64(seat), np.int64(st.seat_plan[seat]),
+             np.int64(st.seat_target[seat]), np.uint64(11), np.int64(0), np.int64(0),
+             np.zeros(0, dtype=np.int64), scratch)
+    assert np.array_equal(scratch.holder[0]["event_log"][:logged], st.event_log[:logged])
