@@ -5,16 +5,30 @@ from __future__ import annotations
 
 import polars as pl
 
+from sim.analysis.load import sorted_by
 from sim.analysis.stats import wilson_bounds
+from sim.outputs.schemas import SORT_KEYS
+
+# the columns of the truces table truce_summary reads: its sort keys, the answer, the
+# price and what each side held; a truces table held whole (every column, for the whole
+# report) took 18.5 MB at 100,000 matches (issue 46)
+SUMMARY_COLUMNS = ("variant", *SORT_KEYS["truces"], "accepted", "price", "buyer", "seller",
+                   *(f"{side}_cities_{when}" for side in ("buyer", "seller")
+                     for when in ("before", "after")))
 
 
-def truce_summary(truces: pl.DataFrame, matches: pl.DataFrame) -> pl.DataFrame:
+def truce_summary(truces: pl.DataFrame | pl.LazyFrame, matches: pl.DataFrame
+                  ) -> pl.DataFrame:
     """One row per variant and answer (accepted or declined offers, then all of them):
     offers, offers per match, the accepted share of all offers with its Wilson 95 %
     interval, the mean price, the mean change in cities over the offer's
     TRUCE_AFTER_TURNS turns for buyer and seller, and the share of offers whose match
     the buyer, the seller or another seat won (the matches table's winner; no winner:
-    neither). truces, matches: the run's tables (with `variant`)."""
+    neither). truces, matches: the run's tables (with `variant`); truces may be its
+    scan (load.scan_run), of which only SUMMARY_COLUMNS are read, in read_table's order."""
+    if isinstance(truces, pl.LazyFrame):
+        truces = sorted_by(truces.select(SUMMARY_COLUMNS).collect(),
+                           ["variant", *SORT_KEYS["truces"]])
     n_matches = matches.group_by("variant").agg(pl.len().alias("matches"))
     winners = matches.select("variant", "match_index", "winner")
     offers = truces.join(winners, on=["variant", "match_index"], how="left").with_columns(
