@@ -209,8 +209,8 @@ def _scan_held(root: Path, table: str) -> pl.LazyFrame:
 # the tables scan_run leaves as lazy scans: events and turns (tens of millions of rows),
 # and seats: held whole, its 400,000 rows at 100,000 matches took 130 MB resident to
 # read for 55 MB kept, and every seat metric reads a few of its columns (issue 46); and
-# truces, which only the truce section reads (half its columns): held whole from the
-# start, its 18.5 MB at 100,000 matches sat under every later pass's peak
+# truces, which only the truce section reads (truces.truce_counts, slice by slice): held
+# whole from the start, its 18.5 MB at 100,000 matches sat under every later pass's peak
 LAZY_TABLES = ("seats", "events", "turns", "truces")
 
 
