@@ -252,7 +252,7 @@ def test_the_report_s_held_events_and_sliced_counts_give_the_whole_tables(run_di
         "kind": pl.Utf8, "seat": pl.Int64, "by": pl.Int64, "detail": pl.Utf8})
     spine = RunScan(matches=made.select("variant", "match_index").unique(),
                     seats=whole.seats, events=made.lazy(), turns=lean.turns,
-                    errors=whole.errors.head(0), truces=whole.truces,
+                    errors=whole.errors.head(0), truces=whole.truces.lazy(),
                     provenance={"variants": [{"id": "a"}, {"id": "b"}]})
     counted = sum_over_slices(made.lazy(), metrics.revolting_counts, run_keys(spine), size=3)
     assert counted.sort("variant").rows() == [("a", 10, 5, 5), ("b", 10, 5, 5)]

@@ -209,3 +209,13 @@ def test_d9_truce_summary_counts_offers_acceptance_and_who_won():
     assert rows["accepted"]["mean price"] == 40
     # match 0 (buyer 0 won), match 1 (seller 2 of the last offer won; buyer 1 did not)
     assert rows["accepted"]["buyer won"] == 1 / 3 and rows["accepted"]["seller won"] == 1 / 3
+    # the report counts the offers slice by slice (truce_counts, summed): the same table
+    from polars.testing import assert_frame_equal
+
+    from sim.analysis.load import sum_over_slices
+    from sim.analysis.truces import truce_counts
+    sliced = sum_over_slices(truces.lazy(), lambda part: truce_counts(part, matches),
+                             matches.select("variant", "match_index"), size=1,
+                             by=("variant", "answer"))
+    assert sliced.filter(pl.col("answer") == "all offers")["offers"].to_list() == [4]
+    assert_frame_equal(truce_summary(None, matches, sliced), truce_summary(truces, matches))
