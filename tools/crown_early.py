@@ -54,12 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = crown_options(__doc__, 20261207, "root seed (default: experiments/crown/demo.toml's)",
                        "1v1,2v2,3v3,4v4,2v3")
     ap.add_argument("--upto", type=int, default=3, help="rounds read: 1 to this")
-    args = ap.parse_args(argv)
-    started = time.perf_counter()
-    setup = crown_setup(args)
+    setup = crown_setup(ap, argv)
     if setup is None:
         return 2
-    skills, base = setup
+    args, skills, base, started = setup
     n = args.matches
     found = {}
     for a_size, b_size in parse_sizes(args.sizes):

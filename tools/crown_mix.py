@@ -78,10 +78,13 @@ def crown_options(doc: str, seed: int, seed_help: str, sizes: str) -> argparse.A
     return ap
 
 
-def crown_setup(args: argparse.Namespace) -> tuple[tuple[int, ...], CrownTables] | None:
-    """The sides' skills (side A's, side B's) and tables/crown/default.toml with the
-    --set overrides, the run's header printed; None (the tables' reasons printed to
-    stderr) when the tables refuse an override."""
+def crown_setup(ap: argparse.ArgumentParser, argv: list[str] | None
+                ) -> tuple[argparse.Namespace, tuple[int, ...], CrownTables, float] | None:
+    """The tool's options read from argv (crown_options' and the tool's own), the sides'
+    skills (side A's, side B's), tables/crown/default.toml with the --set overrides and
+    the perf_counter start, the run's header printed; None (the tables' reasons printed
+    to stderr) when the tables refuse an override."""
+    args = ap.parse_args(argv)
     skills = tuple(int(s) for s in args.skill.split(","))
     skills = skills * 2 if len(skills) == 1 else skills
     try:
@@ -89,19 +92,18 @@ def crown_setup(args: argparse.Namespace) -> tuple[tuple[int, ...], CrownTables]
     except TablesError as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return None
+    started = time.perf_counter()
     print(f"Crown: {args.matches} matches per pairing, seed {args.seed}, skills A {skills[0]} "
           f"B {skills[1]}, overrides {args.overrides or 'none'}, tables {base.hash}\n")
-    return skills, base
+    return args, skills, base, started
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = crown_options(__doc__, 2026, "root seed", "1v1,2v2,3v3,4v4,2v3,3v4")
-    args = ap.parse_args(argv)
-    started = time.perf_counter()
-    setup = crown_setup(args)
+    setup = crown_setup(crown_options(__doc__, 2026, "root seed", "1v1,2v2,3v3,4v4,2v3,3v4"),
+                        argv)
     if setup is None:
         return 2
-    skills, base = setup
+    args, skills, base, started = setup
     print("| teams A v B | side A wins | side B wins | draws |")
     print("|---|---|---|---|")
     first_edge = [0, 0]           # (matches where one side was first more often, it won)
