@@ -18,7 +18,7 @@ from sim.runner.experiments import load_experiment
 from sim.runner.replay import ReplayError, replay_transcript, variant_tables
 from sim.runner.sequential import extend_run
 from sim.runner.sweep import run_sweep
-from tests.test_runs_support import sim, write
+from tests.test_runs_support import quiet_run, sim, write
 
 TINY = """
 name = "crown-replay"
@@ -40,10 +40,7 @@ side_skill = [1, 0]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("crown-replay")
-    exp = write(folder / "crown.toml", TINY)
-    run_sweep(load_experiment(exp), folder / "run", progress=False, say=lambda _: None)
-    return folder / "run"
+    return quiet_run(tmp_path_factory.mktemp("crown-replay"), "crown", TINY)
 
 
 def test_every_replayed_match_equals_the_runs_matches_and_rounds_rows(run):

@@ -22,7 +22,7 @@ from sim.outputs.store import read_provenance, scan
 from sim.report.crown import build_report
 from sim.runner.experiments import ExperimentError, load_experiment
 from sim.runner.sweep import run_sweep
-from tests.test_runs_support import write
+from tests.test_runs_support import quiet_run, write
 
 SKILLS = """
 name = "crown-skills"
@@ -44,10 +44,7 @@ set = { "core.faces.7" = "booster" }
 
 @pytest.fixture(scope="module")
 def skills_run(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("crown-skills")
-    exp = write(folder / "skills.toml", SKILLS)
-    run_sweep(load_experiment(exp), folder / "run", progress=False, say=lambda _: None)
-    return folder / "run"
+    return quiet_run(tmp_path_factory.mktemp("crown-skills"), "skills", SKILLS)
 
 
 def test_skills_play_every_variant_with_both_sides_at_each_skill(tmp_path, skills_run):

@@ -52,6 +52,17 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def quiet_run(folder: Path, name: str, text: str) -> Path:
+    """The experiment `text`, written to folder/NAME.toml, swept in this process with
+    nothing printed; its run folder (folder/run)."""
+    from sim.runner.experiments import load_experiment
+    from sim.runner.sweep import run_sweep
+
+    exp = write(folder / f"{name}.toml", text)
+    run_sweep(load_experiment(exp), folder / "run", progress=False, say=lambda _: None)
+    return folder / "run"
+
+
 def env() -> dict[str, str]:
     """The environment of a child `sim`: this tree first on the path."""
     path = os.environ.get("PYTHONPATH", "")

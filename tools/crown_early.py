@@ -13,39 +13,22 @@ each side's total and zones held after the round's scoring):
 - and how often a side holding no zone after round 2 still wins.
 Each share with its 95 % Wilson interval. It changes no rule and no table value.
 
-    .venv/bin/python tools/crown_early.py --matches 2000
-    .venv/bin/python tools/crown_early.py --skill 1 --sizes 3v3
+    PYTHONPATH=. .venv/bin/python tools/crown_early.py --matches 2000
+    PYTHONPATH=. .venv/bin/python tools/crown_early.py --skill 1 --sizes 3v3
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from sim.engine.crown import play_crown_match
-from sim.rules.crown import NO_WINNER, ROUND_FIELDS, SIDES, load_crown_tables
-from sim.rules.tables import TablesError, parse_overrides
+from sim.rules.crown import NO_WINNER, ROUND_FIELDS, SIDES
+from tools.crown_mix import crown_options, crown_setup, parse_sizes, share
 
 TOTAL = [ROUND_FIELDS.index(f"total_{s.lower()}") for s in SIDES]
 ZONES = [ROUND_FIELDS.index(f"zones_{s.lower()}") for s in SIDES]
-
-
-def share(k: int, n: int) -> str:
-    """`k / n` as a percentage with its 95 % Wilson interval."""
-    if n == 0:
-        return "–"
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return f"{100 * k / n:5.1f} % [{100 * lo:4.1f}, {100 * hi:4.1f}]"
-
-
-def parse_sizes(text: str) -> list[tuple[int, int]]:
-    """`1v1,3v3,2v3` -> [(1, 1), (3, 3), (2, 3)]."""
-    return [(int(a), int(b)) for a, _, b in (p.strip().partition("v")
-                                             for p in text.split(","))]
 
 
 def early(rounds: np.ndarray, winner: int, upto: int) -> dict[str, list[int]]:
@@ -68,28 +51,14 @@ def early(rounds: np.ndarray, winner: int, upto: int) -> dict[str, list[int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--matches", type=int, default=2000, help="matches per team-size pairing")
-    ap.add_argument("--seed", type=int, default=20261207,
-                    help="root seed (default: experiments/crown/demo.toml's)")
-    ap.add_argument("--sizes", default="1v1,2v2,3v3,4v4,2v3",
-                    help="team-size pairings, side A's v side B's")
-    ap.add_argument("--skill", default="0", help="every player's AI skill, or A,B")
+    ap = crown_options(__doc__, 20261207, "root seed (default: experiments/crown/demo.toml's)",
+                       "1v1,2v2,3v3,4v4,2v3")
     ap.add_argument("--upto", type=int, default=3, help="rounds read: 1 to this")
-    ap.add_argument("--set", dest="overrides", action="append", default=[],
-                    metavar="KEY=VALUE", help="a table override (repeatable)")
-    args = ap.parse_args(argv)
-    skills = tuple(int(s) for s in args.skill.split(","))
-    skills = skills * 2 if len(skills) == 1 else skills
-    try:
-        base = load_crown_tables(overrides=parse_overrides(args.overrides))
-    except TablesError as exc:
-        print("\n".join(exc.errors), file=sys.stderr)
+    setup = crown_setup(ap, argv)
+    if setup is None:
         return 2
-    started = time.perf_counter()
+    args, skills, base, started = setup
     n = args.matches
-    print(f"Crown: {n} matches per pairing, seed {args.seed}, skills A {skills[0]} "
-          f"B {skills[1]}, overrides {args.overrides or 'none'}, tables {base.hash}\n")
     found = {}
     for a_size, b_size in parse_sizes(args.sizes):
         tables = base.with_overrides({"match.team_sizes": [a_size, b_size]})

@@ -41,6 +41,7 @@ from sim.rules.crown import (
     SIDE_A,
     SIDE_B,
     WIDGETS,
+    CrownTables,
     load_crown_tables,
 )
 from sim.rules.tables import TablesError, parse_overrides
@@ -63,15 +64,26 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def crown_options(doc: str, seed: int, seed_help: str, sizes: str) -> argparse.ArgumentParser:
+    """The options every Crown measuring tool takes (this one and tools/crown_early.py):
+    --matches per pairing, --seed, --sizes (parse_sizes), --skill (every player's, or
+    A,B) and --set overrides; the tool adds its own."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--matches", type=int, default=2000, help="matches per team-size pairing")
-    ap.add_argument("--seed", type=int, default=2026, help="root seed")
-    ap.add_argument("--sizes", default="1v1,2v2,3v3,4v4,2v3,3v4",
-                    help="team-size pairings, side A's v side B's")
+    ap.add_argument("--seed", type=int, default=seed, help=seed_help)
+    ap.add_argument("--sizes", default=sizes, help="team-size pairings, side A's v side B's")
     ap.add_argument("--skill", default="0", help="every player's AI skill, or A,B")
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     metavar="KEY=VALUE", help="a table override (repeatable)")
+    return ap
+
+
+def crown_setup(ap: argparse.ArgumentParser, argv: list[str] | None
+                ) -> tuple[argparse.Namespace, tuple[int, ...], CrownTables, float] | None:
+    """The tool's options read from argv (crown_options' and the tool's own), the sides'
+    skills (side A's, side B's), tables/crown/default.toml with the --set overrides and
+    the perf_counter start, the run's header printed; None (the tables' reasons printed
+    to stderr) when the tables refuse an override."""
     args = ap.parse_args(argv)
     skills = tuple(int(s) for s in args.skill.split(","))
     skills = skills * 2 if len(skills) == 1 else skills
@@ -79,10 +91,19 @@ def main(argv: list[str] | None = None) -> int:
         base = load_crown_tables(overrides=parse_overrides(args.overrides))
     except TablesError as exc:
         print("\n".join(exc.errors), file=sys.stderr)
-        return 2
+        return None
     started = time.perf_counter()
     print(f"Crown: {args.matches} matches per pairing, seed {args.seed}, skills A {skills[0]} "
           f"B {skills[1]}, overrides {args.overrides or 'none'}, tables {base.hash}\n")
+    return args, skills, base, started
+
+
+def main(argv: list[str] | None = None) -> int:
+    setup = crown_setup(crown_options(__doc__, 2026, "root seed", "1v1,2v2,3v3,4v4,2v3,3v4"),
+                        argv)
+    if setup is None:
+        return 2
+    args, skills, base, started = setup
     print("| teams A v B | side A wins | side B wins | draws |")
     print("|---|---|---|---|")
     first_edge = [0, 0]           # (matches where one side was first more often, it won)

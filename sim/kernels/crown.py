@@ -376,6 +376,24 @@ def decide(totals: np.ndarray, zones: np.ndarray, majorities: np.ndarray,
 
 # ---------------------------------------------------------------- the AI (K14)
 @njit
+def teams_best_at(face_crown: np.ndarray, n: np.int64, f: np.int64) -> np.int64:
+    """How many of the 12^n rolls of a team of n players have face f as the team's best
+    (the highest Crown; equal Crowns, the lower face: the roll K08's defence takes),
+    every roll uniform over the faces (L1): every player rolls a face ranked at or
+    below f, at least one exactly f. face_crown: (N_FACES,) of crown_of."""
+    below = np.int64(0)
+    for g in range(N_FACES):
+        if face_crown[g] < face_crown[f] or (face_crown[g] == face_crown[f] and g >= f):
+            below += 1
+    at_most = np.int64(1)
+    under = np.int64(1)
+    for _ in range(n):
+        at_most *= below
+        under *= below - 1
+    return at_most - under
+
+
+@njit
 def next_wave_risk(tb, face_crown: np.ndarray, face_lead: np.ndarray, risk: np.ndarray) -> None:
     """Skill 1's view of the next wave: risk[side, t] = the chance (in RISK_SCALE parts)
     that one enemy player's Crown beats a zone of `side` with t tokens defended by the
@@ -391,20 +409,9 @@ def next_wave_risk(tb, face_crown: np.ndarray, face_lead: np.ndarray, risk: np.n
         for t in range(MAX_TOKENS + 1):
             wins = np.int64(0)
             # the defence's best roll: faces with a higher Crown (or equal and earlier)
-            # come before it; count the teams whose best is face f: every player rolls
-            # a face ranked at or below f, at least one exactly f
+            # come before it; count the teams whose best is face f (teams_best_at)
             for f in range(N_FACES):
-                below = np.int64(0)
-                for g in range(N_FACES):
-                    if face_crown[g] < face_crown[f] or (face_crown[g] == face_crown[f]
-                                                         and g >= f):
-                        below += 1
-                at_most = np.int64(1)
-                under = np.int64(1)
-                for _ in range(n):
-                    at_most *= below
-                    under *= below - 1
-                teams = at_most - under
+                teams = teams_best_at(face_crown, n, np.int64(f))
                 defence = defence_total(tb, face_crown[f], face_lead[f], np.int64(t))
                 for e in range(N_FACES):
                     if face_crown[e] > defence:
@@ -439,17 +446,7 @@ def next_wave_rolls(tb, face_crown: np.ndarray, face_lead: np.ndarray,
     for side in range(N_SIDES):
         n = tb.team_size[side]
         for f in range(N_FACES):
-            below = np.int64(0)
-            for g in range(N_FACES):
-                if face_crown[g] < face_crown[f] or (face_crown[g] == face_crown[f]
-                                                     and g >= f):
-                    below += 1
-            at_most = np.int64(1)
-            under = np.int64(1)
-            for _ in range(n):
-                at_most *= below
-                under *= below - 1
-            next_wave[NW_BEST + side, f] = at_most - under
+            next_wave[NW_BEST + side, f] = teams_best_at(face_crown, n, np.int64(f))
 
 
 @njit

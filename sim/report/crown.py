@@ -21,6 +21,7 @@ from sim.analysis.load import read_table
 from sim.outputs.games import CROWN
 from sim.outputs.storage import run_path
 from sim.outputs.store import read_provenance, require_complete
+from sim.report.html import PageParts
 
 
 def _pct(share: float | None, lo: float | None = None, hi: float | None = None) -> str:
@@ -138,7 +139,7 @@ def _gate(gate: pl.DataFrame, against: str | Path | None, notes: Sequence[str]) 
 
 
 @dataclass
-class _Page:
+class _Page(PageParts):
     """The part of the hex report's page (sim.report.html._Page) its ladder and skill
     sections read: the run's matches, provenance and baseline, the sections so far and
     the charts to draw (by the renderer's child, started at the first chart: a Crown
@@ -150,16 +151,6 @@ class _Page:
     renderer: Any
     sections: list[str] = field(default_factory=list)
     planned: list[tuple[Callable[[], Any], str]] = field(default_factory=list)
-
-    def section(self, title: str, body: str) -> None:
-        self.sections.append(f"<h2>{html.escape(title)}</h2>{body}")
-
-    def figure(self, make_chart: Callable[[], Any], caption: str) -> str:
-        from sim.report.html import _chart_slot
-
-        self.planned.append((make_chart, caption))
-        return f"<figure class='chart'>{_chart_slot(len(self.planned) - 1)}" \
-               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
 
 def _skill_section(page: _Page) -> None:

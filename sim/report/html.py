@@ -405,8 +405,27 @@ def _paired_tests(run: RunScan, events: pl.DataFrame, baseline: str
     return tests, mix, notes
 
 
+class PageParts:
+    """A report page's sections and charts as they are written, for a page dataclass
+    with the fields `sections` (each section's HTML, in order) and `planned` (each
+    chart's call, put off until every table is computed, and its caption): the hex
+    report's _Page and Crown's (sim.report.crown) write their pages the same way."""
+
+    sections: list[str]
+    planned: list[tuple[Callable[[], Any], str]]
+
+    def section(self, title: str, body: str) -> None:
+        self.sections.append(f"<h2>{html.escape(title)}</h2>{body}")
+
+    def figure(self, make_chart: Callable[[], Any], caption: str) -> str:
+        """A chart's place in the page (drawn by _draw_charts), with its caption."""
+        self.planned.append((make_chart, caption))
+        return f"<figure class='chart'>{_chart_slot(len(self.planned) - 1)}" \
+               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
+
+
 @dataclass
-class _Page:
+class _Page(PageParts):
     """The report being written: the run, its tables, and the sections and charts so
     far. Each chart is a call put off (`later`) until every table is computed: then
     this process builds the charts while the renderer's child, started at the first
@@ -426,15 +445,6 @@ class _Page:
     gate_notes: Sequence[str]
     sections: list[str] = field(default_factory=list)
     planned: list[tuple[Callable[[], Any], str]] = field(default_factory=list)
-
-    def section(self, title: str, body: str) -> None:
-        self.sections.append(f"<h2>{html.escape(title)}</h2>{body}")
-
-    def figure(self, make_chart: Callable[[], Any], caption: str) -> str:
-        """A chart's place in the page (drawn by _draw_charts), with its caption."""
-        self.planned.append((make_chart, caption))
-        return f"<figure class='chart'>{_chart_slot(len(self.planned) - 1)}" \
-               f"<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
 
 def _gate_section(page: _Page) -> None:

@@ -48,20 +48,29 @@ class SweepMatch:
     code_commit: str | None
 
 
-def sweep_match(run_dir: Path, match_id: str) -> SweepMatch:
-    """Match `match_id` of the run in `run_dir`, ready to replay; ReplayError (one line)
-    when it is not there, failed in the run, or its tables cannot be rebuilt."""
+def _played_match(run_dir: Path, match_id: str, show_failure: bool
+                  ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Tables]:
+    """Match `match_id`'s `matches` row in the run, the run's provenance, the row's
+    variant (its provenance entry) and that variant's rebuilt tables (variant_tables).
+    ReplayError (one line) when it is not there or failed in the run; show_failure adds
+    the `errors` row's command that makes it fail again (a hex run's rows carry one)."""
     try:
         found = find_match(run_dir, match_id)
     except RunError as exc:
         raise ReplayError(str(exc)) from None
     row, prov = found.row, found.provenance
     if found.table == "errors":
+        again = f"; to see it fail: {row['replay']}" if show_failure else ""
         raise ReplayError(f"{run_dir}: match {match_id} failed in the run, so it has no "
-                          f"outcome to replay ({row['message']}); to see it fail: "
-                          f"{row['replay']}")
+                          f"outcome to replay ({row['message']}){again}")
     variant = next(v for v in prov["variants"] if v["id"] == found.chunk.variant)
-    tables = variant_tables(run_dir, prov, variant)
+    return row, prov, variant, variant_tables(run_dir, prov, variant)
+
+
+def sweep_match(run_dir: Path, match_id: str) -> SweepMatch:
+    """Match `match_id` of the run in `run_dir`, ready to replay; ReplayError (one line)
+    when it is not there, failed in the run, or its tables cannot be rebuilt."""
+    row, prov, variant, tables = _played_match(run_dir, match_id, show_failure=True)
     names = row["personalities"].split(",") if row["personalities"] else None
     return SweepMatch(run_dir=run_dir, match_id=match_id, variant=variant["id"], tables=tables,
                       seed=int(row["seed"]), match_index=int(row["match_index"]),
@@ -135,16 +144,7 @@ def replay_transcript(run_dir: Path, match_id: str) -> dict[str, Any]:
     and its settings) and the row's seed: {match_id, variant, run, game, row, rounds,
     events}. ReplayError when the match is not there or failed in the run, and when the
     replayed `matches` row differs from the run's in any column (naming them)."""
-    try:
-        found = find_match(run_dir, match_id)
-    except RunError as exc:
-        raise ReplayError(str(exc)) from None
-    row, prov = found.row, found.provenance
-    if found.table == "errors":
-        raise ReplayError(f"{run_dir}: match {match_id} failed in the run, so it has no "
-                          f"outcome to replay ({row['message']})")
-    variant = next(v for v in prov["variants"] if v["id"] == found.chunk.variant)
-    tables = variant_tables(run_dir, prov, variant)
+    row, prov, variant, tables = _played_match(run_dir, match_id, show_failure=False)
     game = game_of_run(prov)
     got = game.replayer()(tables, int(row["seed"]), int(row["match_index"]), variant)
     differs = [k for k, v in got["row"].items() if row.get(k) != v]
