@@ -133,6 +133,34 @@ def test_d11_a_decision_changes_only_the_orders_and_spends_its_budget(tables, sk
     assert states_equal(again, st)
 
 
+@pytest.mark.nojit
+def test_d11_a_screen_plays_every_candidate_short_and_the_finalists_long(tables):
+    """With a screen (screen_horizon_pct below horizon_pct, finalists below candidates)
+    a decision spends candidates + finalists playouts and changes only the orders; a
+    screen with as many finalists as candidates is no screen: the decision (orders
+    and playouts) is the one without it."""
+    screened = tables.with_overrides({**EVERY_TURN, "ai.lookahead.candidates": 4,
+                                      "ai.lookahead.screen_horizon_pct": 1,
+                                      "ai.lookahead.finalists": 2})
+    st, board = _mid_match(screened, 3, 12)
+    seat = int(st.active_seat[0])
+    st.seat_skill[seat] = SKILL_LOOKAHEAD
+    before = copy_state(st)
+    _decide(screened, st, board, seat)
+    assert _diff_fields(before, st) <= {"seat_plan", "seat_target", "seat_playouts"}
+    assert st.seat_playouts[seat] == 4 + 2
+    outcomes = []
+    for finalists in (4, None):
+        over = {**EVERY_TURN, "ai.lookahead.candidates": 4}
+        if finalists:
+            over |= {"ai.lookahead.screen_horizon_pct": 1, "ai.lookahead.finalists": finalists}
+        again = copy_state(before)
+        _decide(tables.with_overrides(over), again, board, seat)
+        outcomes.append((int(again.seat_plan[seat]), int(again.seat_target[seat]),
+                         int(again.seat_playouts[seat])))
+    assert outcomes[0] == outcomes[1] and outcomes[0][2] == 4
+
+
 @compiled_only
 @pytest.mark.parametrize(("skill", "budget_key"),
                          [(SKILL_LOOKAHEAD, "ai.lookahead.candidates"),

@@ -339,14 +339,34 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
         j = i + below(stream, n - i)
         picks[i], picks[j] = picks[j], picks[i]
     turns = match_turns(st, tb.lookahead_horizon_pct)
-    best = np.int64(0)
+    screen = match_turns(st, tb.lookahead_screen_horizon_pct)
+    finalists = k
+    if 0 < screen < turns and tb.lookahead_finalists < k:
+        finalists = max(tb.lookahead_finalists, np.int64(1))
+        # the screen: every candidate on the same dice for the short horizon, the
+        # current orders keep_margin more; the best `finalists` (a stable insertion
+        # sort: among equals the first drawn) go on to the full horizon
+        screened = np.empty(k, dtype=np.int64)
+        for i in range(k):
+            screened[i] = play_out(st, tb, board, path, seat, plans[picks[i]],
+                                   targets[picks[i]], seed, screen, tb.lookahead_win_value,
+                                   tb.value_weights, scratch)
+        screened[0] += tb.lookahead_keep_margin
+        for i in range(1, k):
+            o, v = picks[i], screened[i]
+            j = i
+            while j > 0 and v > screened[j - 1]:
+                picks[j], screened[j] = picks[j - 1], screened[j - 1]
+                j -= 1
+            picks[j], screened[j] = o, v
+    best = picks[0]
     best_value = np.int64(0)
-    for i in range(k):
+    for i in range(finalists):
         o = picks[i]
         value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
                          tb.lookahead_win_value, tb.value_weights, scratch)
-        if i == 0:
-            best_value = value + tb.lookahead_keep_margin
-        elif value > best_value:
+        if o == 0:
+            value += tb.lookahead_keep_margin
+        if i == 0 or value > best_value:
             best, best_value = o, value
     return plans[best], targets[best]

@@ -87,6 +87,8 @@ RENAMES = {
     "ai.lookahead.keep_margin": "lookahead_keep_margin",
     "ai.lookahead.stop_pct": "lookahead_stop_pct",
     "ai.lookahead.candidates": "lookahead_candidates",
+    "ai.lookahead.screen_horizon_pct": "lookahead_screen_horizon_pct",
+    "ai.lookahead.finalists": "lookahead_finalists",
     "ai.lookahead.targets": "lookahead_targets",
     "ai.lookahead.win_value": "lookahead_win_value",
     "ai.search.every_pct": "search_every_pct",

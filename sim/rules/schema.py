@@ -436,9 +436,13 @@ class _AIDecisionT(_Model):
 class AILookaheadT(_AIDecisionT):
     """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Its budget:
     `candidates` orders, each played out once for `horizon_pct` % of the turns, every
-    `every_pct` %."""
+    `every_pct` %; with a screen (0 < screen_horizon_pct < horizon_pct, finalists <
+    candidates), each played out for screen_horizon_pct % first and only the best
+    `finalists` for horizon_pct %."""
 
     candidates: Annotated[int, Field(ge=1, le=64)]
+    screen_horizon_pct: Pct
+    finalists: Annotated[int, Field(ge=1, le=64)]
 
 
 class AISearchT(_AIDecisionT):
