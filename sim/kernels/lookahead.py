@@ -14,7 +14,11 @@ the opening of its turn (its flow has run), a skill-1 seat plays `candidates`
 orders out on a copy of the state for `horizon_pct` % of the match's turns (whole
 turns, D6): its current orders and candidates - 1 others drawn from their
 neighbours among its options (another plan with the same war order, or another war
-order with the same plan: a local search, which a small budget covers).
+order with the same plan: a local search, which a small budget covers). With a screen
+(0 < screen_horizon_pct < horizon_pct, finalists < candidates) every candidate is
+first played out for screen_horizon_pct % only and just the best `finalists` for
+horizon_pct % (one finalist: the screen decides). Measured, a screen of 3-5 % loses
+what it saves (docs/ai.md, "What the budget buys"): the tables leave it off.
 In the copy every seat is played by the skill-0 AI on its current orders, the
 seat under test on the candidate (skill is ignored there: no lookahead inside a
 lookahead), and the turn log is not written. The seat keeps the best candidate
@@ -320,7 +324,8 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """(plan, target) the skill-1 seat keeps (module docstring): its current orders
     and candidates - 1 others drawn without replacement from their neighbours among
     order_options (the same plan or the same war order), each played out once on the
-    same dice. One keyed draw (decision_key); changes nothing of `st` but
+    same dice (with a screen: each for the screen's horizon, the best `finalists`
+    again for the full one). One keyed draw (decision_key); changes nothing of `st` but
     its playout count. path: the match's path table
     (terrain only, so the copy shares it)."""
     stream = np.empty(1, dtype=np.uint64)
@@ -359,9 +364,9 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
                 picks[j], screened[j] = picks[j - 1], screened[j - 1]
                 j -= 1
             picks[j], screened[j] = o, v
-    best = picks[0]
+    best = picks[0]  # one finalist: the screen's best, no full play-out to compare
     best_value = np.int64(0)
-    for i in range(finalists):
+    for i in range(finalists if finalists > 1 else 0):
         o = picks[i]
         value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
                          tb.lookahead_win_value, tb.value_weights, scratch)
