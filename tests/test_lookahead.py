@@ -139,8 +139,9 @@ def test_d11_a_screen_plays_every_candidate_short_and_the_finalists_long(tables)
     a decision spends candidates + finalists playouts and changes only the orders; a
     screen with as many finalists as candidates is no screen: the decision (orders
     and playouts) is the one without it."""
-    screened = tables.with_overrides({**EVERY_TURN, "ai.lookahead.candidates": 4,
-                                      "ai.lookahead.screen_horizon_pct": 1,
+    # a short match's 2 and 5 %: one turn's screen, a longer full horizon
+    longer = {**EVERY_TURN, "ai.lookahead.horizon_pct": 5, "ai.lookahead.candidates": 4}
+    screened = tables.with_overrides({**longer, "ai.lookahead.screen_horizon_pct": 2,
                                       "ai.lookahead.finalists": 2})
     st, board = _mid_match(screened, 3, 12)
     seat = int(st.active_seat[0])
@@ -151,9 +152,9 @@ def test_d11_a_screen_plays_every_candidate_short_and_the_finalists_long(tables)
     assert st.seat_playouts[seat] == 4 + 2
     outcomes = []
     for finalists in (4, None):
-        over = {**EVERY_TURN, "ai.lookahead.candidates": 4}
+        over = dict(longer)
         if finalists:
-            over |= {"ai.lookahead.screen_horizon_pct": 1, "ai.lookahead.finalists": finalists}
+            over |= {"ai.lookahead.screen_horizon_pct": 2, "ai.lookahead.finalists": finalists}
         again = copy_state(before)
         _decide(tables.with_overrides(over), again, board, seat)
         outcomes.append((int(again.seat_plan[seat]), int(again.seat_target[seat]),
