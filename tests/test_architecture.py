@@ -368,6 +368,80 @@ def test_a_game_internal_import_is_caught(tmp_path, target, planted):
     assert any(p.startswith(f"{module} imports") for p in problems), problems
 
 
+# issue 48: what differs between games is a field of their Game record (replay_command,
+# match_bench, scenario_runner, sides, ...), so the shared code above the games never
+# asks a game's name. The registry itself is exempt: it is where the names are given.
+def game_name_tests(path: Path, names: tuple[str, ...]) -> list[str]:
+    """Every place in `path` that compares something with one of the games' `names` as
+    a literal (==, !=, is, in a literal tuple/list/set, a `case "crown":`)."""
+    def literal_names(node: ast.AST) -> set[str]:
+        if isinstance(node, ast.Constant) and node.value in names:
+            return {node.value}
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return {e.value for e in node.elts
+                    if isinstance(e, ast.Constant) and e.value in names}
+        return set()
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            named = set().union(*(literal_names(n) for n in (node.left, *node.comparators)))
+        elif isinstance(node, ast.MatchValue):
+            named = literal_names(node.value)
+        else:
+            continue
+        if named:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def game_name_problems(package: Path = PACKAGE) -> list[str]:
+    from sim.outputs.games import GAME_NAMES
+
+    bad = []
+    for name, path in modules(package):
+        if LAYERS[layer_of(name)][0] not in ABOVE_THE_GAMES or name == REGISTRY:
+            continue
+        bad += [f"{name}: {where} compares with a game's name: make it a field of the "
+                f"game's record ({REGISTRY}.Game)" for where in game_name_tests(path, GAME_NAMES)]
+    return bad
+
+
+def test_shared_code_asks_the_game_record_never_the_game_name():
+    problems = game_name_problems()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("target, planted", [
+    ("runner/chunk.py", "def f(game):\n    return game.name == 'hex'\n"),
+    ("outputs/store.py", "def f(settings):\n    return 'crown' != settings.game\n"),
+    ("analysis/gate.py", "def f(g):\n    return g.name in ('crown', 'go')\n"),
+    ("report/html.py", "def f(g):\n    match g:\n        case 'crown':\n            return 1\n"),
+    ("cli/bench.py", "def f(game):\n    return game is not 'hex'\n"),
+])
+def test_a_game_name_test_is_caught(tmp_path, target, planted):
+    copy = tmp_path / "sim"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / target
+    path.write_text(path.read_text() + "\n\n" + planted)
+    module = "sim." + target.removesuffix(".py").replace("/", ".")
+    problems = game_name_problems(copy)
+    assert len(problems) == 1 and problems[0].startswith(f"{module}: line "), problems
+
+
+def test_the_registry_and_the_layers_below_may_name_a_game(tmp_path):
+    """The check's bounds: the registry gives the names, and the engine and kernels
+    are a game's own code; a literal that is not a game's name is no game test."""
+    copy = tmp_path / "sim"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for target, planted in (("outputs/games.py", "assert GAMES['hex'].name == 'hex'\n"),
+                            ("engine/crown.py", "def f(game):\n    return game == 'crown'\n"),
+                            ("runner/chunk.py", "def f(shape):\n    return shape == 'hexagon'\n")):
+        path = copy / target
+        path.write_text(path.read_text() + "\n\n" + planted)
+    assert game_name_problems(copy) == []
+
+
 def test_every_game_names_modules_that_exist():
     """The interface's paths are strings: each must name a module (and function)."""
     import importlib.util
@@ -383,7 +457,9 @@ def test_every_game_names_modules_that_exist():
             assert importlib.util.find_spec(game.report_module) is not None
         for module in (game.study_runner, game.study_analysis):
             assert importlib.util.find_spec(module) is not None, module
-        if game.match_replay is not None:
-            module, _, function = game.match_replay.partition(":")
-            assert f"def {function}(" in Path(
-                importlib.util.find_spec(module).origin).read_text(), game.match_replay
+        for named in (game.match_replay, game.replay_command, game.match_bench,
+                      game.scenario_runner):
+            if named is not None:
+                module, _, function = named.partition(":")
+                assert f"def {function}(" in Path(
+                    importlib.util.find_spec(module).origin).read_text(), named
