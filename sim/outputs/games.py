@@ -11,7 +11,11 @@ never loads numba, and no layer below the report imports it. Those named
 modules are the only doors into a game's internals (the architecture test checks
 that runner, outputs, analysis, report and the command line import none of them, nor
 Crown's rules module, otherwise). `sim sensitivity`, `sim tune` and `sim replay` find
-a game's study hooks and match replay here too (Game.hooks, Game.replayer).
+a game's study hooks and match replay here too (Game.hooks, Game.replayer), and
+`sim bench match`, `sim scenario` and the errors rows of a chunk not played their
+game's part (Game.bench_match, Game.run_scenario, Game.replay_command_for): shared code
+asks the record, never a game's name (the architecture test fails on a comparison
+with a game's name above the games; docs/architecture.md, "Games").
 
 A chunk player is `play(settings, spec, tables) -> (tables' columns, summary)`: the
 match indices [spec.start, spec.stop) of variant spec.variant, the run's root seed
