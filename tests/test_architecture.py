@@ -321,7 +321,7 @@ REGISTRY = "sim.outputs.games"
 # benchmarks time the kernels themselves (`sim bench match`, `--game crown`), the map
 # drawing shares the hex game's region kernel, Crown's analysis (the figures of its
 # report sections) reads Crown's codes, and `sim scenario --game crown` plays Crown's
-# scenario commands
+# scenario commands (sim.cli.play.crown_scenario: Crown's Game.scenario_runner)
 INTERFACE_EXCEPTIONS = {
     ("sim.runner.bench", "sim.kernels.rules.territory"),
     ("sim.runner.bench", "sim.engine.crown"),
