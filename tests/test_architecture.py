@@ -369,41 +369,47 @@ def test_a_game_internal_import_is_caught(tmp_path, target, planted):
 
 
 # issue 48: what differs between games is a field of their Game record (replay_command,
-# match_bench, scenario_runner, sides, ...), so the shared code above the games never
-# asks a game's name. The registry itself is exempt: it is where the names are given.
-def game_name_tests(path: Path, names: tuple[str, ...]) -> list[str]:
+# match_bench, scenario_runner, sides, compile_first, outcomes_from_run, ...), so the
+# shared code above the games never asks which game it has: by its name, or by which
+# record it is. The registry itself is exempt: it is where the names are given.
+def game_name_tests(path: Path, names: tuple[str, ...], records: tuple[str, ...] = (),
+                    ) -> list[str]:
     """Every place in `path` that compares something with one of the games' `names` as
-    a literal (==, !=, is, in a literal tuple/list/set, a `case "crown":`)."""
-    def literal_names(node: ast.AST) -> set[str]:
-        if isinstance(node, ast.Constant) and node.value in names:
-            return {node.value}
+    a literal (==, !=, is, in a literal tuple/list/set, a `case "crown":`) or with one
+    of the registry's game `records` by its name there (`game is HEX`,
+    `x == games.CROWN`)."""
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return {e.value for e in node.elts
-                    if isinstance(e, ast.Constant) and e.value in names}
-        return set()
+            return any(named(e) for e in node.elts)
+        return (isinstance(node, ast.Name) and node.id in records) or \
+            (isinstance(node, ast.Attribute) and node.attr in records)
 
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Compare):
-            named = set().union(*(literal_names(n) for n in (node.left, *node.comparators)))
+            hit = any(named(n) for n in (node.left, *node.comparators))
         elif isinstance(node, ast.MatchValue):
-            named = literal_names(node.value)
+            hit = named(node.value)
         else:
             continue
-        if named:
+        if hit:
             found.append(f"line {node.lineno}: {ast.unparse(node)}")
     return found
 
 
 def game_name_problems(package: Path = PACKAGE) -> list[str]:
-    from sim.outputs.games import GAME_NAMES
+    from sim.outputs import games
 
+    records = tuple(k for k, v in vars(games).items() if isinstance(v, games.Game))
     bad = []
     for name, path in modules(package):
         if LAYERS[layer_of(name)][0] not in ABOVE_THE_GAMES or name == REGISTRY:
             continue
-        bad += [f"{name}: {where} compares with a game's name: make it a field of the "
-                f"game's record ({REGISTRY}.Game)" for where in game_name_tests(path, GAME_NAMES)]
+        bad += [f"{name}: {where} asks which game it has: make the difference a field of "
+                f"the game's record ({REGISTRY}.Game)"
+                for where in game_name_tests(path, games.GAME_NAMES, records)]
     return bad
 
 
@@ -418,6 +424,8 @@ def test_shared_code_asks_the_game_record_never_the_game_name():
     ("analysis/gate.py", "def f(g):\n    return g.name in ('crown', 'go')\n"),
     ("report/html.py", "def f(g):\n    match g:\n        case 'crown':\n            return 1\n"),
     ("cli/bench.py", "def f(game):\n    return game is not 'hex'\n"),
+    ("runner/progress.py", "def f(game):\n    return game is not HEX\n"),
+    ("analysis/outcomes.py", "def f(game):\n    return game == games.CROWN\n"),
 ])
 def test_a_game_name_test_is_caught(tmp_path, target, planted):
     copy = tmp_path / "sim"
@@ -436,7 +444,8 @@ def test_the_registry_and_the_layers_below_may_name_a_game(tmp_path):
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     for target, planted in (("outputs/games.py", "assert GAMES['hex'].name == 'hex'\n"),
                             ("engine/crown.py", "def f(game):\n    return game == 'crown'\n"),
-                            ("runner/chunk.py", "def f(shape):\n    return shape == 'hexagon'\n")):
+                            ("runner/chunk.py", "def f(shape):\n    return shape == 'hexagon'\n"),
+                            ("runner/tune.py", "BANDED_TOO = HEX.metrics\n")):
         path = copy / target
         path.write_text(path.read_text() + "\n\n" + planted)
     assert game_name_problems(copy) == []

@@ -84,7 +84,15 @@ class Game:
     pairing's i-th agent plays side i), and (first agent's skill, second's, the
     ladder's seats) -> the pairing variant's keys (side_skill, set), ValueError when
     the game cannot play it; () and None for a game of seats (seat_ai, `winner` the
-    seat index)."""
+    seat index).
+    compile_first: a sweep's parent compiles the game's engine once, saying so with an
+    estimate, before its workers play (sim.runner.progress.warm_engine: the hex
+    engine's cold compile takes a minute, and its estimate and cache checks are that
+    engine's); False: the first chunk compiles the game's kernels (Crown's: seconds).
+    outcomes_from_run: the gate and `sim plan` follow the outcomes a run's matches show
+    (sim.analysis._frames.victory_categories: the victory types, human_out only when a
+    match ended so) and `sim plan` sizes the hex report's paired metrics; False: every
+    one of `outcomes`, and the plan's family is their shares (sim.analysis.outcomes)."""
 
     name: str
     default_tables: str
@@ -110,6 +118,8 @@ class Game:
     scenario_runner: str
     sides: tuple[str, ...] = ()
     ladder_variant: Callable[[int | str, int | str, int], dict[str, Any]] | None = None
+    compile_first: bool = False
+    outcomes_from_run: bool = False
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -244,7 +254,7 @@ HEX = Game(
     study_runner="sim.runner.sensitivity", study_analysis="sim.analysis.sensitivity",
     match_replay=None, replay_command="sim.runner.chunk:match_command",
     match_bench="sim.runner.bench:hex_match_bench",
-    scenario_runner="sim.cli.play:hex_scenario")
+    scenario_runner="sim.cli.play:hex_scenario", compile_first=True, outcomes_from_run=True)
 CROWN = Game(
     name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
     rebuild=_rebuild_crown,
