@@ -321,7 +321,7 @@ REGISTRY = "sim.outputs.games"
 # benchmarks time the kernels themselves (`sim bench match`, `--game crown`), the map
 # drawing shares the hex game's region kernel, Crown's analysis (the figures of its
 # report sections) reads Crown's codes, and `sim scenario --game crown` plays Crown's
-# scenario commands
+# scenario commands (sim.cli.play.crown_scenario: Crown's Game.scenario_runner)
 INTERFACE_EXCEPTIONS = {
     ("sim.runner.bench", "sim.kernels.rules.territory"),
     ("sim.runner.bench", "sim.engine.crown"),
@@ -368,6 +368,89 @@ def test_a_game_internal_import_is_caught(tmp_path, target, planted):
     assert any(p.startswith(f"{module} imports") for p in problems), problems
 
 
+# issue 48: what differs between games is a field of their Game record (replay_command,
+# match_bench, scenario_runner, sides, compile_first, outcomes_from_run, ...), so the
+# shared code above the games never asks which game it has: by its name, or by which
+# record it is. The registry itself is exempt: it is where the names are given.
+def game_name_tests(path: Path, names: tuple[str, ...], records: tuple[str, ...] = (),
+                    ) -> list[str]:
+    """Every place in `path` that compares something with one of the games' `names` as
+    a literal (==, !=, is, in a literal tuple/list/set, a `case "crown":`) or with one
+    of the registry's game `records` by its name there (`game is HEX`,
+    `x == games.CROWN`)."""
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(named(e) for e in node.elts)
+        return (isinstance(node, ast.Name) and node.id in records) or \
+            (isinstance(node, ast.Attribute) and node.attr in records)
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            hit = any(named(n) for n in (node.left, *node.comparators))
+        elif isinstance(node, ast.MatchValue):
+            hit = named(node.value)
+        else:
+            continue
+        if hit:
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def game_name_problems(package: Path = PACKAGE) -> list[str]:
+    from sim.outputs import games
+
+    records = tuple(k for k, v in vars(games).items() if isinstance(v, games.Game))
+    bad = []
+    for name, path in modules(package):
+        if LAYERS[layer_of(name)][0] not in ABOVE_THE_GAMES or name == REGISTRY:
+            continue
+        bad += [f"{name}: {where} asks which game it has: make the difference a field of "
+                f"the game's record ({REGISTRY}.Game)"
+                for where in game_name_tests(path, games.GAME_NAMES, records)]
+    return bad
+
+
+def test_shared_code_asks_the_game_record_never_the_game_name():
+    problems = game_name_problems()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("target, planted", [
+    ("runner/chunk.py", "def f(game):\n    return game.name == 'hex'\n"),
+    ("outputs/store.py", "def f(settings):\n    return 'crown' != settings.game\n"),
+    ("analysis/gate.py", "def f(g):\n    return g.name in ('crown', 'go')\n"),
+    ("report/html.py", "def f(g):\n    match g:\n        case 'crown':\n            return 1\n"),
+    ("cli/bench.py", "def f(game):\n    return game is not 'hex'\n"),
+    ("runner/progress.py", "def f(game):\n    return game is not HEX\n"),
+    ("analysis/outcomes.py", "def f(game):\n    return game == games.CROWN\n"),
+])
+def test_a_game_name_test_is_caught(tmp_path, target, planted):
+    copy = tmp_path / "sim"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    path = copy / target
+    path.write_text(path.read_text() + "\n\n" + planted)
+    module = "sim." + target.removesuffix(".py").replace("/", ".")
+    problems = game_name_problems(copy)
+    assert len(problems) == 1 and problems[0].startswith(f"{module}: line "), problems
+
+
+def test_the_registry_and_the_layers_below_may_name_a_game(tmp_path):
+    """The check's bounds: the registry gives the names, and the engine and kernels
+    are a game's own code; a literal that is not a game's name is no game test."""
+    copy = tmp_path / "sim"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for target, planted in (("outputs/games.py", "assert GAMES['hex'].name == 'hex'\n"),
+                            ("engine/crown.py", "def f(game):\n    return game == 'crown'\n"),
+                            ("runner/chunk.py", "def f(shape):\n    return shape == 'hexagon'\n"),
+                            ("runner/tune.py", "BANDED_TOO = HEX.metrics\n")):
+        path = copy / target
+        path.write_text(path.read_text() + "\n\n" + planted)
+    assert game_name_problems(copy) == []
+
+
 def test_every_game_names_modules_that_exist():
     """The interface's paths are strings: each must name a module (and function)."""
     import importlib.util
@@ -383,7 +466,9 @@ def test_every_game_names_modules_that_exist():
             assert importlib.util.find_spec(game.report_module) is not None
         for module in (game.study_runner, game.study_analysis):
             assert importlib.util.find_spec(module) is not None, module
-        if game.match_replay is not None:
-            module, _, function = game.match_replay.partition(":")
-            assert f"def {function}(" in Path(
-                importlib.util.find_spec(module).origin).read_text(), game.match_replay
+        for named in (game.match_replay, game.replay_command, game.match_bench,
+                      game.scenario_runner):
+            if named is not None:
+                module, _, function = named.partition(":")
+                assert f"def {function}(" in Path(
+                    importlib.util.find_spec(module).origin).read_text(), named

@@ -21,12 +21,14 @@ from sim.analysis.gate import (
     matches_needed,
     overall,
     passed,
+    renamed_variants,
     same_matches,
     sequence_verdict,
     share_verdict,
     simulated_runs,
     still_needed,
     summary,
+    variant_definitions,
 )
 from sim.rules.tables import REPO_ROOT
 from tests.conftest import FIXTURE_TABLES
@@ -146,7 +148,7 @@ def test_a_variant_gone_from_the_new_run_fails_and_a_new_one_is_not_gated():
     verdicts = dict(table.group_by("variant").agg(pl.col("verdict").unique().first())
                     .iter_rows())
     assert verdicts == {"baseline": "PASS identical", "hegemon": "FAIL missing",
-                        "fresh": "not gated (not in the earlier run)"}
+                        "fresh": "none (first night)"}
     assert not passed(table)
     assert failures(table) == 4 and compared(table) == 8  # hegemon's 4 types of 8
     # a new variant alone neither passes nor fails the gate
@@ -156,6 +158,64 @@ def test_a_variant_gone_from_the_new_run_fails_and_a_new_one_is_not_gated():
                               .otherwise(pl.col("victory")).alias("victory"))
     assert set(gate(broken, before, paired=True).filter(pl.col("variant") == "baseline")
                .get_column("verdict")) == {"FAIL missing"}
+
+
+def _prov(*variants: tuple[str, dict, list]) -> dict:
+    return {"variants": [{"id": name, "overrides": overrides, "seat_ai": seat_ai}
+                         for name, overrides, seat_ai in variants]}
+
+
+SKILL_1 = [{"forbid": [], "skill": 1}] * 4
+
+
+def test_a_variant_renamed_by_skills_is_found_by_what_it_sets_and_plays():
+    """`skills = [0, 1]` renames NAME to NAME.skill-0 (the same tables, every seat at
+    the default skill) and adds NAME.skill-1; a designer's rename keeps the `set`."""
+    night_1 = _prov(("baseline", {}, []), ("revolt-2", {"revolt.transfer_turns": 2}, []),
+                    ("dominance-70", {"dominance.share_pct": 70}, []))
+    night_2 = _prov(("baseline.skill-0", {}, [{"skill": 0}] * 4),
+                    ("baseline.skill-1", {}, SKILL_1),
+                    ("revolt-short.skill-0", {"revolt.transfer_turns": 2}, []),
+                    ("revolt-short.skill-1", {"revolt.transfer_turns": 2}, SKILL_1))
+    assert renamed_variants(night_2, night_1) == {
+        "baseline": "baseline.skill-0", "revolt-2": "revolt-short.skill-0"}
+    # skills dropped again: the skill-0 variants are renamed back, the skill-1 ones gone
+    assert renamed_variants(night_1, night_2) == {
+        "baseline.skill-0": "baseline", "revolt-short.skill-0": "revolt-2"}
+    # a seat's forbid is part of what a variant plays: no rename across it
+    walls = _prov(("no-walls", {}, [{"forbid": ["walls"]}]))
+    assert renamed_variants(walls, night_1) == {}
+    # a variant kept under its name is never the target of a rename
+    kept = _prov(("baseline", {}, []), ("control", {}, []))
+    assert renamed_variants(kept, _prov(("old-control", {}, []), ("baseline", {}, []))) \
+        == {"old-control": "control"}
+
+
+def test_a_rename_two_variants_could_be_is_no_rename():
+    before = _prov(("a", {}, []), ("b", {}, []))
+    assert renamed_variants(_prov(("c", {}, [])), before) == {}
+    assert renamed_variants(before, _prov(("c", {}, []))) == {}
+    assert variant_definitions(before)["a"] == variant_definitions(before)["b"]
+
+
+def test_a_renamed_variant_is_gated_under_its_new_name_and_a_new_one_is_none():
+    before = pl.concat([_run(["science", "conquest"] * 50),
+                        _run(["dominance"] * 100, variant="gone")])
+    now = pl.concat([_run(["science", "conquest"] * 50, variant="baseline.skill-0"),
+                     _run(["science"] * 100, variant="baseline.skill-1")])
+    table = gate(now, before, paired=True, renamed={"baseline": "baseline.skill-0"})
+    verdicts = dict(table.group_by("variant").agg(pl.col("verdict").unique().first())
+                    .iter_rows())
+    assert verdicts == {"baseline.skill-0": "PASS identical", "gone": "FAIL missing",
+                        "baseline.skill-1": "none (first night)"}
+    assert failures(table) == 4 and compared(table) == 8
+    # without the gone variant: the renamed one passes, the new one is no failure
+    table = gate(now, before.filter(pl.col("variant") == "baseline"), paired=True,
+                 renamed={"baseline": "baseline.skill-0"})
+    assert passed(table)
+    # unrenamed, the same runs fail: the earlier name is missing
+    assert overall(gate(now, before.filter(pl.col("variant") == "baseline"),
+                        paired=True)) == "FAIL"
 
 
 def test_same_matches_needs_the_same_seed_seats_length_and_personalities():
@@ -268,3 +328,36 @@ def test_history_index_counts_each_run_once_and_the_report_charts_it(tmp_path):
     # nights on a time axis, so that their labels thin out as the index grows
     x = spec["layer"][0]["encoding"]["x"]
     assert x["type"] == "temporal" and x["axis"]["labelOverlap"] is True
+
+
+def test_the_nightly_gate_across_a_skills_rename_passes_and_names_what_changed(tmp_path):
+    """The night `skills = [0, 1]` is added: every variant is renamed NAME.skill-0 and
+    NAME.skill-1 appears. The gate compares each NAME.skill-0 with last night's NAME
+    (the same matches: PASS identical), says so, takes NAME.skill-1 as its first night
+    (none) and exits 0; a variant dropped on the same night still fails it (exit 3)."""
+    def sweep(name: str, head: str, variants: str) -> str:
+        exp = tmp_path / f"{name}.toml"
+        exp.write_text(f'name = "nightly"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 5\n'
+                       f'matches = 12\nseats = 4\nlength = "short"\nchunk_size = 12\n'
+                       f'{head}\n[gate]\nmargin = 0.4\nbudget = 12\n'
+                       f'[[variants]]\nname = "baseline"\n{variants}')
+        out = tmp_path / name
+        proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        return str(out)
+
+    gold = '[[variants]]\nname = "gold-3"\nset = { "score.gold_per_point" = 3 }\n'
+    last_night = sweep("last", "", gold)
+    tonight = sweep("tonight", "skills = [0, 1]", gold)
+    proc = _sim("report", tonight, "--against", last_night, "--out", str(tmp_path / "a.html"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "baseline -> baseline.skill-0, gold-3 -> gold-3.skill-0" in proc.stderr
+    assert "first night" in proc.stderr and "baseline.skill-1, gold-3.skill-1" in proc.stderr
+    assert "PASS identical" in proc.stdout and "FAIL" not in proc.stdout
+    assert "renamed since" in (tmp_path / "a.html").read_text()
+    # tonight without gold-3: gone under every name, the gate fails and says which
+    dropped = sweep("dropped", "skills = [0, 1]", "")
+    proc = _sim("report", dropped, "--against", last_night, "--out", str(tmp_path / "b.html"))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "gone since" in proc.stderr and "gold-3 (FAIL missing)" in proc.stderr
+    assert "baseline -> baseline.skill-0" in proc.stderr

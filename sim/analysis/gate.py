@@ -21,7 +21,17 @@ Verdicts of one share, read from the sequence's bounds (lo, hi) at the matches h
 A variant whose paired matches all ended alike in both runs (same winner, victory and
 end turn) passes as "PASS identical" (its interval is printed all the same); FAIL
 missing: the earlier run has the variant and this one finished none of its matches;
-"not gated": a variant only this run has (it neither passes nor fails).
+"none": a variant only this run has, on its first night (nothing to gate against: it
+neither passes nor fails).
+
+Variants are matched by name, and across a rename by what they are (renamed_variants):
+a variant of the earlier run whose name is gone, and a variant of this run whose
+name is new, that set the same table values and play with the same seats' AI (and
+side skills) are one variant renamed, as an experiment's `skills = [0, 1]` renames
+NAME to NAME.skill-0 and adds NAME.skill-1; it is gated under its new name against
+its earlier matches, and the gate's notes name every rename. A variant gone under
+every name still fails (FAIL missing): dropping a variant is a decision the nightly
+shows once.
 
 The whole gate: FAIL when any share fails (exit 3), else INCONCLUSIVE when any share
 is undecided (exit 4), else PASS (exit 0). PASS needs every share shown within its
@@ -33,9 +43,11 @@ tools/calibrate_gate.py (docs/statistics.md).
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +61,7 @@ from sim.analysis.sequential import confidence_sequence
 from sim.outputs.games import game_of_run
 from sim.outputs.settings import report_settings
 from sim.outputs.store import read_provenance, require_complete
+from sim.rules.codes import SKILL_GREEDY
 
 PAIRING_KEYS = ("root_seed", "seats", "length", "personalities", "rotate_personalities")
 SCHEMA = {"variant": pl.Utf8, "victory": pl.Utf8, "before": pl.Float64, "now": pl.Float64,
@@ -60,11 +73,51 @@ EXIT = {"PASS": 0, "FAIL": 3, "INCONCLUSIVE": 4}
 INCONCLUSIVE = "INCONCLUSIVE"
 # the most matches `needed` ever names (beyond it: the share sits on its margin)
 _FAR = 10_000_000
+# a variant only this run has: its first night, nothing to gate it against
+NEW = "none (first night)"
+MISSING = "FAIL missing"
+# a seat's AI settings that are its defaults (sim.engine.seat_ai: `{}` keeps them)
+_SEAT_DEFAULTS = (("skill", SKILL_GREEDY), ("forbid", []))
 
 
 def same_matches(now: dict[str, Any], before: dict[str, Any]) -> bool:
     """Two runs' match i are the same map and streams (their provenance agrees)."""
     return all(now.get(k) == before.get(k) for k in PAIRING_KEYS)
+
+
+def variant_definitions(provenance: Mapping[str, Any]) -> dict[str, str]:
+    """Each variant of a run (its provenance's `variants`) -> what it is, whatever its
+    name: the table values it sets (`overrides`), its seats' AI settings (`seat_ai`,
+    each seat's defaults left out, so `[]` and four `{skill = 0}` are one) and a
+    two-sided game's side skills, as canonical JSON text (compared by value)."""
+    out = {}
+    for v in provenance.get("variants") or []:
+        seats = [{k: x for k, x in dict(entry).items() if (k, x) not in _SEAT_DEFAULTS}
+                 for entry in v.get("seat_ai") or []]
+        while seats and not seats[-1]:
+            seats.pop()
+        out[v["id"]] = json.dumps({"set": v.get("overrides") or {}, "seat_ai": seats,
+                                   "side_skill": v.get("side_skill")}, sort_keys=True)
+    return out
+
+
+def renamed_variants(now: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, str]:
+    """The variants renamed between two runs (their provenances): earlier name -> this
+    run's, for each variant whose earlier name this run lacks and whose definition
+    (variant_definitions) exactly one variant of this run has, under a name the
+    earlier run lacks, and no other earlier variant gone by name shares. A definition
+    two gone or two new variants share is no rename (which one would be a guess):
+    those stay missing and new."""
+    defs_now, defs_before = variant_definitions(now), variant_definitions(before)
+    new, gone = defaultdict(list), defaultdict(list)
+    for name, definition in defs_now.items():
+        if name not in defs_before:
+            new[definition].append(name)
+    for name, definition in defs_before.items():
+        if name not in defs_now:
+            gone[definition].append(name)
+    return {olds[0]: new[d][0] for d, olds in gone.items()
+            if len(olds) == 1 and len(new.get(d, ())) == 1}
 
 
 def share_bounds(d: np.ndarray, margin: float, alpha: float = 0.05
@@ -138,11 +191,14 @@ def _share_row(vid: str, cat: str, x: pl.DataFrame, y: pl.DataFrame, margin: flo
 
 def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 0.02,
          alpha: float = 0.05, margins: dict[str, float] | None = None,
-         categories: list[str] | None = None) -> pl.DataFrame:
+         categories: list[str] | None = None,
+         renamed: Mapping[str, str] | None = None) -> pl.DataFrame:
     """One row per variant (of either run) × victory type; see the module docstring.
     `margins` overrides `margin` per victory type (the experiment's `[gate]`).
     `categories`: another game's outcomes in place of the victory types
-    (sim.analysis.outcomes: Crown's winner sides).
+    (sim.analysis.outcomes: Crown's winner sides). `renamed`: earlier name -> this
+    run's (renamed_variants), each such variant's earlier matches gated under its new
+    name.
 
     Columns: variant, victory, before, now (shares over the pairs), difference, lo, hi
     (the anytime-valid 1 − 2·alpha bounds at the pairs held), margin, paired, n_now,
@@ -152,6 +208,9 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
     for m in (margin, *margins.values()):
         if not 0 < m < 1:
             raise ValueError(f"margin must be in (0, 1), got {m}")
+    if renamed:
+        before = before.with_columns(pl.col("variant").cast(pl.Utf8).replace(
+            list(renamed), list(renamed.values())))
     a, b = finished(now), finished(before)
     cats = categories or victory_categories(pl.concat([a.select("victory"),
                                                        b.select("victory")]))
@@ -166,15 +225,14 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
         if not x.height:  # not one match finished in both: nothing to compare
             rows += [{"variant": vid, "victory": cat, "margin": margins.get(cat, margin),
                       "paired": paired, "n_now": 0, "n_before": 0,
-                      "verdict": "FAIL missing"} for cat in cats]
+                      "verdict": MISSING} for cat in cats]
             continue
         identical = paired and x.equals(y)
         rows += [_share_row(vid, cat, x, y, margins.get(cat, margin), alpha, paired,
                             identical) for cat in cats]
     # a variant of one run only: its shares on its own side, nothing to compare
-    alone = [("now", v, a, "not gated (not in the earlier run)") for v in in_now
-             if v not in in_before] + \
-        [("before", v, b, "FAIL missing") for v in in_before if v not in in_now]
+    alone = [("now", v, a, NEW) for v in in_now if v not in in_before] + \
+        [("before", v, b, MISSING) for v in in_before if v not in in_now]
     for side, vid, frame, verdict in alone:
         x = frame.filter(pl.col("variant") == vid)
         rows += [{"variant": vid, "victory": cat, "margin": margins.get(cat, margin),
@@ -187,7 +245,8 @@ def gate(now: pl.DataFrame, before: pl.DataFrame, paired: bool, margin: float = 
 def overall(table: pl.DataFrame) -> str:
     """The whole gate's verdict: FAIL when any row failed (changed or missing), else
     INCONCLUSIVE when any row is undecided, else PASS when some row passed (a variant
-    only the new run has is not gated: alone it neither passes nor fails)."""
+    only the new run has, on its first night, is not gated: alone it neither passes
+    nor fails)."""
     verdicts = table.get_column("verdict")
     if verdicts.str.starts_with("FAIL").any():
         return "FAIL"
@@ -284,15 +343,18 @@ def failures(table: pl.DataFrame) -> int:
 
 
 def compared(table: pl.DataFrame) -> int:
-    """The rows of the gate that count towards its verdict (all but "not gated")."""
-    return table.filter(~pl.col("verdict").str.starts_with("not gated")).height
+    """The rows of the gate that count towards its verdict (all but a new variant's)."""
+    return table.filter(pl.col("verdict") != NEW).height
 
 
 def gate_notes(run_dir: str | Path, prov: dict[str, Any], against: str | Path,
-               before: dict[str, Any], table: pl.DataFrame) -> list[str]:
+               before: dict[str, Any], table: pl.DataFrame,
+               renamed: Mapping[str, str] | None = None) -> list[str]:
     """What a reader of the gate must not miss, in words: the runs played different
     games (seats, length), paired runs of different sizes (compared on the matches
-    both finished), variants only one run holds."""
+    both finished), variants renamed since the earlier run (gated under their new
+    names), variants only this run has (their first night), and variants missing:
+    gone under every name, or here without a finished match."""
     notes = []
     game = [(p.get("seats"), p.get("length") or "the tables' length") for p in (prov, before)]
     if game[0] != game[1]:  # a designer may mean it, but should not miss it
@@ -308,15 +370,32 @@ def gate_notes(run_dir: str | Path, prov: dict[str, Any], against: str | Path,
                      f"{sizes[1]}: the gate pairs {which} "
                      f"({done.get_column('n_now').min()} or more a variant), and every share "
                      "it prints is over those")
-    new = table.filter(pl.col("verdict").str.starts_with("not gated"))
+    if renamed:
+        pairs = ", ".join(f"{old} -> {new}" for old, new in renamed.items())
+        notes.append(f"renamed since {against} (the same table values and seats' AI under "
+                     f"a new name): {pairs}; each is gated under its new name against its "
+                     "earlier matches")
+    new = table.filter(pl.col("verdict") == NEW)
     if new.height:
-        names = ", ".join(new.get_column("variant").unique(maintain_order=True).to_list())
-        notes.append(f"not gated (not in {against}): {names}")
-    gone = table.filter(pl.col("verdict") == "FAIL missing")
+        notes.append(f"first night (not in {against}, nothing to gate against; not a "
+                     f"failure): {_names(new)}")
+    ours = list(variant_definitions(prov))  # this run's variants, by name
+    missing = table.filter(pl.col("verdict") == MISSING)
+    gone = missing.filter(~pl.col("variant").is_in(ours))
     if gone.height:
-        names = ", ".join(gone.get_column("variant").unique(maintain_order=True).to_list())
-        notes.append(f"in {against} but no finished match here: {names} (FAIL missing)")
+        notes.append(f"gone since {against}, under its name and as a rename (no variant "
+                     f"here sets the same table values with the same seats' AI): "
+                     f"{_names(gone)} (FAIL missing)")
+    idle = missing.filter(pl.col("variant").is_in(ours))
+    if idle.height:
+        notes.append(f"in {against} but no finished match here: {_names(idle)} "
+                     "(FAIL missing)")
     return notes
+
+
+def _names(rows: pl.DataFrame) -> str:
+    """The variants of gate rows, in order, each once."""
+    return ", ".join(rows.get_column("variant").unique(maintain_order=True).to_list())
 
 
 class GateError(ValueError):
@@ -338,6 +417,7 @@ class RegressionGate:
     margins: dict[str, float]
     budget: int = 64_000
     block: int | None = None
+    renamed: dict[str, str] = field(default_factory=dict)  # earlier name -> this run's
 
     @property
     def verdict(self) -> str:
@@ -354,8 +434,9 @@ def regression_gate(run_dir: Path | str, against: Path | str,
     """The regression gate of the run in `run_dir` against the earlier run `against`
     at the matches the two hold now (one look of the sequence `sim report --against`
     runs). Margins: `margin` on every share when given, else the experiment file's
-    [gate]. Raises RunError when `against` is incomplete or damaged, GateError when
-    the runs share no variant."""
+    [gate]. Variants renamed since `against` are gated under their new names
+    (renamed_variants). Raises RunError when `against` is incomplete or damaged,
+    GateError when the runs share no variant, under any name."""
     require_complete(against)
     prov, before = read_provenance(run_dir), read_provenance(against)
     settings = report_settings(prov).gate
@@ -366,10 +447,15 @@ def regression_gate(run_dir: Path | str, against: Path | str,
     if game_of_run(before) is not game:
         raise GateError(f"{against}: a {game_of_run(before).name} run, and {run_dir} a "
                         f"{game.name} run: nothing to compare")
+    renamed = renamed_variants(prov, before)
     table = gate(outcome_rows(read_table(run_dir, "matches"), game),
                  outcome_rows(read_table(against, "matches"), game), paired,
-                 margin, margins=margins, categories=outcome_categories(game))
+                 margin, margins=margins, categories=outcome_categories(game),
+                 renamed=renamed)
     if table.get_column("difference").is_null().all():
-        raise GateError(f"{against}: shares no variant with {run_dir}")
-    return RegressionGate(table, gate_notes(run_dir, prov, against, before, table), paired,
-                          margin, margins, settings.budget, settings.block)
+        listed = [", ".join(v["id"] for v in p.get("variants") or []) for p in (prov, before)]
+        raise GateError(f"{against}: shares no variant with {run_dir}, under its name or "
+                        f"renamed (the same table values and seats' AI): {run_dir} has "
+                        f"{listed[0]}; {against} {listed[1]}")
+    return RegressionGate(table, gate_notes(run_dir, prov, against, before, table, renamed),
+                          paired, margin, margins, settings.budget, settings.block, renamed)

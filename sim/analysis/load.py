@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from sim.outputs.games import HEX, game_of_run
+from sim.outputs.games import game_of_run
 from sim.outputs.schemas import SCHEMAS, SORT_KEYS, SUMMARIES, TABLES
 from sim.outputs.storage import is_remote, run_path
 from sim.outputs.store import PARTS, scan, table_files
@@ -330,12 +330,12 @@ TABLE_COSTS = {
 
 
 def missing_tables(provenance: dict[str, Any]) -> list[str]:
-    """The tables a run chose not to write (its experiment's tables_out); none for
-    another game's run, which writes every table of its own (sim.outputs.games)."""
+    """The tables a run chose not to write (its experiment's tables_out), of those its
+    game writes (sim.outputs.games: Crown's run writes every table of its own, none of
+    TABLE_COSTS')."""
     chosen = provenance.get("tables_out")
-    if game_of_run(provenance) is not HEX:
-        return []
-    return [t for t in TABLE_COSTS if chosen is not None and t not in chosen]
+    written = game_of_run(provenance).written
+    return [t for t in TABLE_COSTS if t in written and chosen is not None and t not in chosen]
 
 
 def missing_table_notes(provenance: dict[str, Any]) -> list[str]:

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import polars as pl
 
-from sim.outputs.games import HEX, Game
+from sim.outputs.games import Game
 
 
 def outcome_rows(matches: pl.DataFrame, game: Game) -> pl.DataFrame:
-    """`matches` of a run of `game` with `victory` its outcome (hex: unchanged) and
-    `end_turn` present (another game: 0, its matches having no turns to compare)."""
-    if game is HEX:
-        return matches
-    return matches.with_columns(pl.col(game.outcome_column).cast(pl.Utf8).alias("victory"),
-                                pl.lit(0, dtype=pl.Int64).alias("end_turn"))
+    """`matches` of a run of `game` with `victory` its outcome (the hex game's own
+    column: unchanged) and `end_turn` present (a game whose matches have no turns: 0,
+    nothing to compare)."""
+    added = []
+    if game.outcome_column != "victory":
+        added.append(pl.col(game.outcome_column).cast(pl.Utf8).alias("victory"))
+    if "end_turn" not in matches.columns:
+        added.append(pl.lit(0, dtype=pl.Int64).alias("end_turn"))
+    return matches.with_columns(added) if added else matches
 
 
 def outcome_categories(game: Game) -> list[str] | None:
-    """The outcomes a game's shares are followed by; None: the hex game's victory
-    types (sim.analysis._frames.victory_categories, human_out only if it occurs)."""
-    return None if game is HEX else list(game.outcomes)
+    """The outcomes a game's shares are followed by; None: those the run shows
+    (Game.outcomes_from_run: the hex game's victory types,
+    sim.analysis._frames.victory_categories, human_out only if it occurs)."""
+    return None if game.outcomes_from_run else list(game.outcomes)

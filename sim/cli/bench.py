@@ -41,34 +41,22 @@ def bench_match(as_json: Annotated[bool, typer.Option("--json")] = False,
     """Matches per second on one core, and the engine's cold and warm start times; with
     --skill 1, a skill-1 match's cost against a skill-0 match's; with --phases, where
     the time goes. With --game crown: Crown matches per second per core."""
-    from sim.rules.codes import SKILLS
-    from sim.runner.bench import bench_match as run
-    from sim.runner.bench import bench_phases
+    from sim.outputs.games import GAME_NAMES, game_of  # the game interface
 
-    if game == "crown":
-        from sim.outputs.games import CROWN  # the game interface, not Crown's rules
-        from sim.runner.bench import bench_crown_match
-
-        if skill not in CROWN.ai_levels:
-            raise typer.BadParameter(f"one of {', '.join(map(str, CROWN.ai_levels))}",
-                                     param_hint="--skill")
-        _print_bench(bench_crown_match(matches or 2000, skill=skill), as_json)
+    try:
+        chosen = game_of(game)
+    except KeyError:
+        raise typer.BadParameter(" or ".join(GAME_NAMES), param_hint="--game") from None
+    if skill not in chosen.ai_levels:
+        raise typer.BadParameter(f"one of {', '.join(map(str, chosen.ai_levels))}",
+                                 param_hint="--skill")
+    result = chosen.bench_match(matches, skill, cold_start, phases)
+    if "phases" in result and not as_json:
+        table = result.pop("phases")
+        _print_bench(result, False)
+        for name, cell in table.items():
+            typer.echo(f"  {name:<24} {cell['ms']:8.3f} ms  {cell['share_pct']:5.1f} %")
         return
-    if game != "hex":
-        raise typer.BadParameter("hex or crown", param_hint="--game")
-    matches = matches or 300
-    if skill not in SKILLS:
-        raise typer.BadParameter(f"one of {', '.join(map(str, SKILLS))}", param_hint="--skill")
-    if phases:
-        result = bench_phases(matches, skill=skill)
-        if not as_json:
-            table = result.pop("phases")
-            _print_bench(result, False)
-            for name, cell in table.items():
-                typer.echo(f"  {name:<24} {cell['ms']:8.3f} ms  {cell['share_pct']:5.1f} %")
-            return
-    else:
-        result = run(matches, skill=skill, cold_start=cold_start)
     _print_bench(result, as_json)
 
 

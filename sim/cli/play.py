@@ -115,11 +115,18 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
                  ) -> None:
     """Apply a scenario's commands and print the resulting state (SCENARIOS.md; with
     --game crown, docs/crown-scenarios.md)."""
-    if game == "crown":
-        _crown_scenario(file, as_json, tables)
-        return
-    if game != "hex":
-        fail(f"--game: hex or crown, got {game!r}")
+    from sim.outputs.games import GAME_NAMES, game_of  # the game interface
+
+    try:
+        chosen = game_of(game)
+    except KeyError:
+        fail(f"--game: {' or '.join(GAME_NAMES)}, got {game!r}")
+    chosen.run_scenario(file, as_json, tables)
+
+
+def hex_scenario(file: Path, as_json: bool, tables: Path | None) -> None:
+    """The hex game's Game.scenario_runner (`sim scenario`): the position after the
+    scenario's commands, each command's result and the events, or the JSON report."""
     # lazy: 0.59 s (numba, the engine)
     from sim.engine.scenario import ScenarioError, load_scenario, run_scenario
 
@@ -144,8 +151,9 @@ def scenario_cmd(file: Annotated[Path, typer.Argument(help="Scenario TOML file."
         typer.echo(f"match over: seat {report['winner']} wins by {report['victory']}")
 
 
-def _crown_scenario(file: Path, as_json: bool, tables: Path | None) -> None:
-    """`sim scenario --game crown`: the Crown scenario's report as JSON, or a summary."""
+def crown_scenario(file: Path, as_json: bool, tables: Path | None) -> None:
+    """Crown's Game.scenario_runner (`sim scenario --game crown`): the Crown scenario's
+    report as JSON, or a summary."""
     from sim.engine.crown_scenario import (
         CrownScenarioError,
         load_crown_scenario,

@@ -11,7 +11,11 @@ never loads numba, and no layer below the report imports it. Those named
 modules are the only doors into a game's internals (the architecture test checks
 that runner, outputs, analysis, report and the command line import none of them, nor
 Crown's rules module, otherwise). `sim sensitivity`, `sim tune` and `sim replay` find
-a game's study hooks and match replay here too (Game.hooks, Game.replayer).
+a game's study hooks and match replay here too (Game.hooks, Game.replayer), and
+`sim bench match`, `sim scenario` and the errors rows of a chunk not played their
+game's part (Game.bench_match, Game.run_scenario, Game.replay_command_for): shared code
+asks the record, never a game's name (the architecture test fails on a comparison
+with a game's name above the games; docs/architecture.md, "Games").
 
 A chunk player is `play(settings, spec, tables) -> (tables' columns, summary)`: the
 match indices [spec.start, spec.stop) of variant spec.variant, the run's root seed
@@ -66,12 +70,29 @@ class Game:
     `confirm_table` (analysis layer); match_replay, "module:function" playing one
     match of a run again, (tables, seed, match index, the variant's provenance) ->
     {row, rounds, events}, None where `sim replay` draws the HTML viewer instead.
+    For the runner and the command line, each "module:function", imported on use:
+    replay_command, (sim.runner.chunk.RunSettings, variant, match index) -> the shell
+    command that plays that match again, written in the errors rows of a chunk that
+    could not be played at all (None: the rows say "", the game's chunk player writing
+    its own replay in the rows of the matches it played); match_bench, `sim bench
+    match` (matches or None for the game's default, skill, cold_start, phases) -> the
+    figures (a "phases" entry: the per-phase table), skill one of ai_levels;
+    scenario_runner, `sim scenario --game NAME` (file, as_json, tables file or None)
+    -> None, printing the scenario's report and exiting 2 on a bad scenario.
     sides and ladder_variant: a two-sided game's ladder (sim.runner.ladder,
     sim.analysis.ladder): its sides as the matches' `winner` column names them (a
     pairing's i-th agent plays side i), and (first agent's skill, second's, the
     ladder's seats) -> the pairing variant's keys (side_skill, set), ValueError when
     the game cannot play it; () and None for a game of seats (seat_ai, `winner` the
-    seat index)."""
+    seat index).
+    compile_first: a sweep's parent compiles the game's engine once, saying so with an
+    estimate, before its workers play (sim.runner.progress.warm_engine: the hex
+    engine's cold compile takes a minute, and its estimate and cache checks are that
+    engine's); False: the first chunk compiles the game's kernels (Crown's: seconds).
+    outcomes_from_run: the gate and `sim plan` follow the outcomes a run's matches show
+    (sim.analysis._frames.victory_categories: the victory types, human_out only when a
+    match ended so) and `sim plan` sizes the hex report's paired metrics; False: every
+    one of `outcomes`, and the plan's family is their shares (sim.analysis.outcomes)."""
 
     name: str
     default_tables: str
@@ -92,8 +113,13 @@ class Game:
     study_runner: str
     study_analysis: str
     match_replay: str | None
+    replay_command: str | None
+    match_bench: str
+    scenario_runner: str
     sides: tuple[str, ...] = ()
     ladder_variant: Callable[[int | str, int | str, int], dict[str, Any]] | None = None
+    compile_first: bool = False
+    outcomes_from_run: bool = False
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -102,8 +128,7 @@ class Game:
 
     def player(self) -> Callable[..., tuple[dict[str, Any], dict[str, Any]]]:
         """The chunk player, imported now (the engine: numba)."""
-        module, _, function = self.chunk_player.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _imported(self.chunk_player)
 
     def hooks(self, layer: str) -> Any:
         """The module of the game's study hooks in `layer` ("runner" or "analysis")."""
@@ -112,15 +137,34 @@ class Game:
 
     def replayer(self) -> Callable[..., dict[str, Any]] | None:
         """The match replay (the engine: numba), imported now; None: the HTML viewer."""
-        if self.match_replay is None:
-            return None
-        module, _, function = self.match_replay.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return None if self.match_replay is None else _imported(self.match_replay)
+
+    def replay_command_for(self, settings: Any, variant: str, match_index: int) -> str:
+        """The command replaying match `match_index` of `variant` in a run of `settings`
+        (sim.runner.chunk.RunSettings), for an errors row; "" for a game without one."""
+        if self.replay_command is None:
+            return ""
+        return _imported(self.replay_command)(settings, variant, match_index)
+
+    def bench_match(self, matches: int | None, skill: int, cold_start: bool,
+                    phases: bool) -> dict[str, Any]:
+        """`sim bench match --game NAME`'s figures (the runner's benchmark: numba)."""
+        return _imported(self.match_bench)(matches, skill, cold_start, phases)
+
+    def run_scenario(self, file: Path, as_json: bool, tables: Path | None) -> None:
+        """`sim scenario --game NAME`: play the scenario file and print its report."""
+        _imported(self.scenario_runner)(file, as_json, tables)
 
     def report(self) -> Any:
         """The report module (sections(run) -> HTML), imported now; None: the hex page."""
         return None if self.report_module is None else importlib.import_module(
             self.report_module)
+
+
+def _imported(path: str) -> Callable[..., Any]:
+    """The function a "module:function" path names, its module imported now."""
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 # ---- Crown's outcome tables (docs/crown.md, ../shared/RULES-crown.md's last section) --
@@ -208,7 +252,9 @@ HEX = Game(
     report_sections=(), setup_keys=("match.*", "map.radius"),
     metrics=(*VICTORY_NAMES[: VICTORY_NAMES.index("human_out")], "median_end_turn"),
     study_runner="sim.runner.sensitivity", study_analysis="sim.analysis.sensitivity",
-    match_replay=None)
+    match_replay=None, replay_command="sim.runner.chunk:match_command",
+    match_bench="sim.runner.bench:hex_match_bench",
+    scenario_runner="sim.cli.play:hex_scenario", compile_first=True, outcomes_from_run=True)
 CROWN = Game(
     name="crown", default_tables="tables/crown/default.toml", load=_load_crown,
     rebuild=_rebuild_crown,
@@ -226,6 +272,10 @@ CROWN = Game(
     study_runner="sim.runner.sensitivity_crown",
     study_analysis="sim.analysis.sensitivity_crown",
     match_replay="sim.engine.crown_replay:replay_run_match",
+    # its chunk player writes each played match's replay (a Python call: Crown has no
+    # `sim match`); a chunk not played at all has none
+    replay_command=None, match_bench="sim.runner.bench:crown_match_bench",
+    scenario_runner="sim.cli.play:crown_scenario",
     sides=crown_rules.SIDES, ladder_variant=_crown_ladder_variant)
 GAMES: dict[str, Game] = {g.name: g for g in (HEX, CROWN)}
 GAME_NAMES = tuple(GAMES)

@@ -13,7 +13,8 @@ import polars as pl
 
 from sim.analysis.history import history_with_run, write_history
 from sim.analysis.load import missing_summaries, missing_table_notes
-from sim.outputs.games import HEX, game_of_run
+from sim.outputs.games import game_of_run
+from sim.outputs.schemas import SUMMARIES
 from sim.outputs.storage import absolute
 from sim.outputs.store import read_provenance
 from sim.report.html import write_report
@@ -41,7 +42,8 @@ def run_notes(run_dir: Path) -> list[str]:
     prov = read_provenance(run_dir)
     chosen = prov.get("tables_out")
     notes = [f"{run_dir}: {note}" for note in missing_table_notes(prov)]
-    if game_of_run(prov) is not HEX:  # the per-match aggregates are the hex game's
+    written = game_of_run(prov).written  # the per-match aggregates: the hex game's
+    if not set(SUMMARIES) & set(written):
         return notes
     if missing := [t for t in missing_summaries(run_dir) if chosen is None or t in chosen]:
         named = missing[0] if len(missing) == 1 else \

@@ -254,6 +254,24 @@ def bench_crown_match(n_matches: int = 2000, seed: int = 20260101, skill: int = 
             "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
+def hex_match_bench(matches: int | None, skill: int, cold_start: bool, phases: bool,
+                    ) -> dict:
+    """The hex game's Game.match_bench (`sim bench match`): bench_match's figures over
+    `matches` (None: 300), or with `phases` bench_phases' split of the same matches."""
+    if phases:
+        return bench_phases(matches or 300, skill=skill)
+    return bench_match(matches or 300, skill=skill, cold_start=cold_start)
+
+
+def crown_match_bench(matches: int | None, skill: int, cold_start: bool, phases: bool,
+                      ) -> dict:
+    """Crown's Game.match_bench (`sim bench match --game crown`): bench_crown_match's
+    figures over `matches` (None: 2000). The cold start and the phase clock are the hex
+    engine's; Crown's bench times neither, and ignores them."""
+    del cold_start, phases
+    return bench_crown_match(matches or 2000, skill=skill)
+
+
 def bench_phases(n_matches: int = 300, seed: int = 20260101, skill: int = 0) -> dict:
     """Where a standard match's time goes: the same matches as bench_match played
     with each phase of the match loop timed (sim.kernels.timing), each phase's share

@@ -69,6 +69,13 @@ def replay_command(settings: RunSettings, variant: str, match_index: int,
     return shlex.join(parts)
 
 
+def match_command(settings: RunSettings, variant: str, match_index: int) -> str:
+    """The hex game's Game.replay_command: the `sim match` command of a match of the
+    sweep, seated as the sweep seats it (the errors rows of a chunk not played)."""
+    return replay_command(settings, variant, match_index,
+                          personalities_for(settings, match_index))
+
+
 def personalities_for(settings: RunSettings, match_index: int) -> list[str]:
     base = list(settings.personalities)
     if not base:
@@ -142,10 +149,8 @@ def error_frames(settings: RunSettings, spec: ChunkSpec, message: str,
     game = game_of(settings.game)
     cols = {name: {column: [] for column in game.schemas[name]} for name in game.tables}
     for i in range(spec.start, spec.stop):
-        # the hex game's `sim match` command; another game's chunk player says its own
-        replay = replay_command(settings, spec.variant, i, personalities_for(settings, i)) \
-            if game.name == "hex" else ""
-        add_error(cols, f"{spec.variant}:{i}", i, settings.root_seed, message, replay)
+        add_error(cols, f"{spec.variant}:{i}", i, settings.root_seed, message,
+                  game.replay_command_for(settings, spec.variant, i))
     return {table: key_sorted(pl.DataFrame(data, schema=game.schemas[table]), table,
                               game.sort_keys) for table, data in cols.items()}
 

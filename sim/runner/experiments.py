@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sim.engine.seat_ai import SeatAIError, check_seat_ai, is_default
 from sim.outputs.folders import name_problem
-from sim.outputs.games import GAME_NAMES, HEX, Game, game_of
+from sim.outputs.games import GAME_NAMES, Game, game_of
 from sim.outputs.schemas import WRITTEN
 from sim.outputs.settings import AnomalySettings, GateSettings
 from sim.rules.codes import SKILLS, VICTORY_NAMES
@@ -371,7 +371,7 @@ def expand(spec: ExperimentSpec, path: Path, text: str = "",
     if (why := run_name_problem(spec.name, "experiment")) is not None:
         fail(("name",), why)
     tables_path = _resolve_tables_path(spec, path)
-    if (game := game_of(spec.game)) is not HEX:
+    if (game := game_of(spec.game)).sides:  # a game of sides, not of seats
         return _expand_sided(game, spec, path, text, tables_path, fail)
     try:
         base = load_tables(tables_path)

@@ -77,9 +77,9 @@ def warm_engine(settings: RunSettings, todo: list[ChunkSpec], tables: dict[str, 
     (None): whoever plays the first chunk loads the engine, and a parent whose workers
     play has no use for it."""
     from sim.jitcache import cache_dir
-    from sim.outputs.games import HEX, game_of
+    from sim.outputs.games import game_of
 
-    if game_of(settings.game) is not HEX:
+    if not game_of(settings.game).compile_first:
         # the compile estimate, its record and engine_cached are the hex engine's: a
         # Crown chunk compiles its own kernels (seconds) when it first plays, and must
         # neither record that as the hex compile nor prune the hex caches

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from sim.outputs.games import game_of
 from sim.outputs.lock import LOCK_NAME
 from sim.outputs.provenance import code_version, now, package_versions
 from sim.outputs.schemas import WRITTEN
@@ -71,7 +72,9 @@ def provenance(experiment: Experiment, chunk_size: int, jobs: int, backend: str,
         "variants": [{"id": v.id, "overrides": v.overrides, "tables_hash": v.tables_hash,
                       "items": item_order(v), "tables": v.resolved,
                       "seat_ai": list(v.seat_ai),
-                      **({"side_skill": list(v.side_skill)} if spec.game != "hex" else {})}
+                      # a game with sides (sim.outputs.games) seats its AI by side
+                      **({"side_skill": list(v.side_skill)} if game_of(spec.game).sides
+                         else {})}
                      for v in experiment.variants],
         "chunk_size": chunk_size, "jobs": jobs, "backend": backend,
         "tables_out": list(spec.written),
