@@ -177,7 +177,8 @@ def generate_map_kernel(rng: np.ndarray, neighbours: np.ndarray, distance: np.nd
     villages = np.full(want, -1, dtype=np.int64)
     n_villages = np.int64(0)
     placed = np.empty(n_seats + want, dtype=np.int64)
-    placed[:n_seats] = starts
+    for i in range(n_seats):  # not a slice assignment: see world.starts.choose_starts
+        placed[i] = starts[i]
     n_placed = n_seats
     for _ in range(want):
         # the legal tile farthest from everything placed, ties to the key

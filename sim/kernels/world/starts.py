@@ -144,7 +144,10 @@ def choose_starts(rng: np.ndarray, terrain: np.ndarray, node: np.ndarray, key: n
         spread = _spread_pct(worth) + _spread_pct(rival)
         if spread < best_spread:
             best_spread = spread
-            best_set[:] = starts
+            # element by element: an array assigned to a slice compiles numba's
+            # shape-mismatch error (string formatting, 2 s of a cold compile, sim.jit)
+            for i in range(n_seats):
+                best_set[i] = starts[i]
     if best_set[0] < 0:
         return best_set
     _top_up_weak_starts(rng, best_set, terrain, node, key, distance, tb)
