@@ -230,17 +230,23 @@ def _sim(*args: str) -> subprocess.CompletedProcess:
                           text=True, cwd=REPO_ROOT)
 
 
+def _swept(tmp_path, name: str, experiment: str) -> str:
+    """The run folder of `sim sweep` on the experiment text (written as NAME.toml)."""
+    exp = tmp_path / f"{name}.toml"
+    exp.write_text(experiment)
+    out = tmp_path / name
+    proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return str(out)
+
+
 def test_report_against_an_earlier_run_exits_0_3_or_4_and_grows_both_runs(tmp_path):
     def sweep(name: str, setting: str, seats: int = 4, variants: str = "") -> str:
-        exp = tmp_path / f"{name}.toml"
-        exp.write_text(f'name = "{name}"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\n'
-                       f'matches = 16\nseats = {seats}\nlength = "short"\nchunk_size = 16\n'
-                       f'[gate]\nblock = 16\n'
-                       f'[[variants]]\nname = "baseline"\n{setting}\n{variants}')
-        out = tmp_path / name
-        proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
-        assert proc.returncode == 0, proc.stderr
-        return str(out)
+        return _swept(tmp_path, name,
+                      f'name = "{name}"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 3\n'
+                      f'matches = 16\nseats = {seats}\nlength = "short"\nchunk_size = 16\n'
+                      f'[gate]\nblock = 16\n'
+                      f'[[variants]]\nname = "baseline"\n{setting}\n{variants}')
 
     first = sweep("first", "", variants='[[variants]]\nname = "gold-3"\n'
                   'set = { "score.gold_per_point" = 3 }\n')
@@ -336,15 +342,11 @@ def test_the_nightly_gate_across_a_skills_rename_passes_and_names_what_changed(t
     (the same matches: PASS identical), says so, takes NAME.skill-1 as its first night
     (none) and exits 0; a variant dropped on the same night still fails it (exit 3)."""
     def sweep(name: str, head: str, variants: str) -> str:
-        exp = tmp_path / f"{name}.toml"
-        exp.write_text(f'name = "nightly"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 5\n'
-                       f'matches = 12\nseats = 4\nlength = "short"\nchunk_size = 12\n'
-                       f'{head}\n[gate]\nmargin = 0.4\nbudget = 12\n'
-                       f'[[variants]]\nname = "baseline"\n{variants}')
-        out = tmp_path / name
-        proc = _sim("sweep", str(exp), "--out", str(out), "--jobs", "1", "--quiet")
-        assert proc.returncode == 0, proc.stderr
-        return str(out)
+        return _swept(tmp_path, name,
+                      f'name = "nightly"\ntables = "{FIXTURE_TABLES}"\nroot_seed = 5\n'
+                      f'matches = 12\nseats = 4\nlength = "short"\nchunk_size = 12\n'
+                      f'{head}\n[gate]\nmargin = 0.4\nbudget = 12\n'
+                      f'[[variants]]\nname = "baseline"\n{variants}')
 
     gold = '[[variants]]\nname = "gold-3"\nset = { "score.gold_per_point" = 3 }\n'
     last_night = sweep("last", "", gold)

@@ -107,6 +107,18 @@ def _decide(tables, st, board, seat: int):
     decide_orders(st, tb, board, path, np.int64(seat), lookahead_scratch(st))
 
 
+def _one_decision(tables, skill: int):
+    """(the state before, after, board, seat): the seat to move in match (3, 0) after 12
+    turns, given `skill`, decides its orders once; only its orders and playouts moved."""
+    st, board = _mid_match(tables, 3, 12)
+    seat = int(st.active_seat[0])
+    st.seat_skill[seat] = skill
+    before = copy_state(st)
+    _decide(tables, st, board, seat)
+    assert _diff_fields(before, st) <= {"seat_plan", "seat_target", "seat_playouts"}
+    return before, st, board, seat
+
+
 @pytest.mark.nojit
 @pytest.mark.parametrize(("skill", "budget_key", "budget"),
                          [(SKILL_LOOKAHEAD, "ai.lookahead.candidates", 4),
@@ -117,12 +129,7 @@ def test_d11_a_decision_changes_only_the_orders_and_spends_its_budget(tables, sk
     draw is keyed, issue 44, so no stream moves), except the seat's orders and its
     playout count, which grows by exactly the table's budget (candidates; rollouts)."""
     small = tables.with_overrides({**EVERY_TURN, budget_key: budget})
-    st, board = _mid_match(small, 3, 12)
-    seat = int(st.active_seat[0])
-    st.seat_skill[seat] = skill
-    before = copy_state(st)
-    _decide(small, st, board, seat)
-    assert _diff_fields(before, st) <= {"seat_plan", "seat_target", "seat_playouts"}
+    before, st, board, seat = _one_decision(small, skill)
     assert st.seat_playouts[seat] == budget
     assert 0 <= st.seat_plan[seat] < len(small.personality_names)
     assert st.seat_target[seat] in (ORDER_OWN_TARGET, ORDER_NO_WAR) or \
@@ -143,12 +150,7 @@ def test_d11_a_screen_plays_every_candidate_short_and_the_finalists_long(tables)
     longer = {**EVERY_TURN, "ai.lookahead.horizon_pct": 5, "ai.lookahead.candidates": 4}
     screened = tables.with_overrides({**longer, "ai.lookahead.screen_horizon_pct": 2,
                                       "ai.lookahead.finalists": 2})
-    st, board = _mid_match(screened, 3, 12)
-    seat = int(st.active_seat[0])
-    st.seat_skill[seat] = SKILL_LOOKAHEAD
-    before = copy_state(st)
-    _decide(screened, st, board, seat)
-    assert _diff_fields(before, st) <= {"seat_plan", "seat_target", "seat_playouts"}
+    before, st, board, seat = _one_decision(screened, SKILL_LOOKAHEAD)
     assert st.seat_playouts[seat] == 4 + 2
     outcomes = []
     for finalists in (4, None):
