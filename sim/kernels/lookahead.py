@@ -55,8 +55,12 @@ from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
 from sim.rules.codes import (
+    COL_KIND,
+    COL_SEAT,
+    COL_TURN,
     COUNT_CITIES,
     DRAW_PLAN,
+    EV_OBSERVATORY_QUEUED,
     F_ARMY,
     F_BIAS,
     F_CITIES,
@@ -116,6 +120,49 @@ def decision_due(st: State, start_pct: np.int64, stop_pct: np.int64, every_pct: 
     every = max(match_turns(st, every_pct), np.int64(1))
     t = st.turn[0]
     return start <= t <= match_turns(st, stop_pct) and (t - start) % every == 0
+
+
+@njit
+def event_due(st: State, seat: np.int64) -> bool:
+    """Whether something happened since about the seat's last turn that may call for
+    new orders ([ai.lookahead] events): one of its cities was taken (seat_lost_turn,
+    this turn or the last), a rival's V18 counter has just started (at 1), a truce of
+    the seat runs its last turn (truce_turns 1), or a rival queued an Observatory
+    (V16; the event log, this turn or the last)."""
+    t = st.turn[0]
+    if st.seat_lost_turn[seat] >= t - 1:
+        return True
+    for r in range(st.n_seats[0]):
+        if r != seat and st.seat_alive[r] and (st.seat_dominance[r] == 1
+                                               or st.truce_turns[seat, r] == 1):
+            return True
+    log = st.event_log
+    for i in range(min(st.n_events[0], log.shape[0]) - 1, -1, -1):
+        if log[i, COL_TURN] < t - 1:
+            break
+        if log[i, COL_KIND] == EV_OBSERVATORY_QUEUED and log[i, COL_SEAT] != seat:
+            return True
+    return False
+
+
+@njit
+def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
+    """Whether a skill-1 seat looks ahead at this turn's opening: on its schedule
+    (decision_due with [ai.lookahead]'s timings) or, with `events`, after an event
+    (event_due) from start_pct % of the match on; either only while it has played out
+    fewer than max_lookaheads × candidates copies (max_lookaheads 0: no cap), so the
+    events move lookaheads to where they matter without adding to the budget."""
+    if match_turns(st, tb.lookahead_horizon_pct) <= 0:
+        return False
+    cap = tb.lookahead_max_lookaheads
+    if cap > 0 and st.seat_playouts[seat] >= cap * tb.lookahead_candidates:
+        return False
+    if decision_due(st, tb.lookahead_start_pct, tb.lookahead_stop_pct,
+                    tb.lookahead_every_pct, tb.lookahead_horizon_pct):
+        return True
+    return (tb.lookahead_events and st.turn[0] >= max(match_turns(st, tb.lookahead_start_pct),
+                                                       np.int64(1))
+            and event_due(st, seat))
 
 
 @njit
@@ -340,7 +387,32 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             picks[n] = o
             n += 1
     k = min(tb.lookahead_candidates, n)
-    for i in range(1, k):  # a partial Fisher-Yates draw of the candidates after the current
+    drawn = np.int64(1)  # picks[:drawn] are fixed, the rest drawn below
+    if tb.lookahead_city_candidate and drawn < k:
+        # the same plan marching on the nearest rival city it does not march on yet
+        # (order_options lists the cities nearest first)
+        for i in range(drawn, n):
+            o = picks[i]
+            if plans[o] == plans[0] and targets[o] >= 0:
+                picks[drawn], picks[i] = picks[i], picks[drawn]
+                drawn += 1
+                break
+    if tb.lookahead_plan_candidate and drawn < k:
+        # another plan on the same war order, drawn among them
+        m = np.int64(0)
+        for i in range(drawn, n):
+            if targets[picks[i]] == targets[0]:
+                m += 1
+        if m > 0:
+            r = below(stream, m)
+            for i in range(drawn, n):
+                if targets[picks[i]] == targets[0]:
+                    if r == 0:
+                        picks[drawn], picks[i] = picks[i], picks[drawn]
+                        drawn += 1
+                        break
+                    r -= 1
+    for i in range(drawn, k):  # a partial Fisher-Yates draw of the other candidates
         j = i + below(stream, n - i)
         picks[i], picks[j] = picks[j], picks[i]
     turns = match_turns(st, tb.lookahead_horizon_pct)
