@@ -21,10 +21,13 @@ from sim.rules.tables import load_tables
 SEED = 20260101
 
 
-def budget_overrides(text: str) -> dict[str, int]:
-    """`horizon_pct=20,candidates=4` -> {"ai.lookahead.horizon_pct": 20, ...}."""
+def budget_overrides(text: str) -> dict[str, int | bool]:
+    """`horizon_pct=20,events=true` -> {"ai.lookahead.horizon_pct": 20, ...}: a number, or
+    true / false for a flag."""
     pairs = [kv.split("=", 1) for kv in text.split(",") if kv]
-    return {f"ai.lookahead.{k.strip()}": int(v) for k, v in pairs}
+    flags = {"true": True, "false": False}
+    return {f"ai.lookahead.{k.strip()}": flags[v.strip()] if v.strip() in flags else int(v)
+            for k, v in pairs}
 
 
 def main() -> None:
