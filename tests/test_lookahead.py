@@ -423,3 +423,72 @@ def test_d11_a_playout_starts_from_the_matchs_event_log_not_the_scratchs(tables)
              np.int64(st.seat_target[seat]), np.uint64(11), np.int64(0), np.int64(0),
              np.zeros(0, dtype=np.int64), scratch)
     assert np.array_equal(scratch.holder[0]["event_log"][:logged], st.event_log[:logged])
+
+
+@pytest.mark.nojit
+def test_fixed_candidates_are_the_nearest_city_and_another_plan_on_the_same_war_order(tables):
+    """city_candidate and plan_candidate ([ai.lookahead]): after the current orders the
+    lookahead plays the same plan marching on the nearest rival city (order_options
+    lists the cities nearest first), then another plan on the current war order; the
+    others stay drawn from the neighbours. Off, the candidates are all drawn."""
+    from sim.kernels.lookahead import draw_candidates, order_options
+
+    st, board = _mid_match(tables, 4, 10)
+    seat = int(st.active_seat[0])
+    st.seat_plan[seat] = 2
+    st.seat_target[seat] = ORDER_NO_WAR
+    base = {"ai.lookahead.targets": 2, "ai.lookahead.candidates": 4}
+    plans, targets = order_options(st, tables.arrays(LENGTH), board, np.int64(seat), np.int64(2))
+    nearest = next(t for p, t in zip(plans.tolist(), targets.tolist(), strict=True)
+                   if p == 2 and t >= 0)
+    fixed = tables.with_overrides({**base, "ai.lookahead.city_candidate": True,
+                                   "ai.lookahead.plan_candidate": True}).arrays(LENGTH)
+    drawn = tables.with_overrides(base).arrays(LENGTH)
+    seconds, thirds = set(), set()
+    for key in range(20):
+        stream = np.array([key], dtype=np.uint64)
+        p, t, picks = draw_candidates(st, fixed, board, np.int64(seat), stream)
+        pairs = [(int(p[o]), int(t[o])) for o in picks]
+        assert len(pairs) == 4 and len(set(pairs)) == 4
+        assert pairs[0] == (2, ORDER_NO_WAR) and pairs[1] == (2, nearest)
+        assert pairs[2][1] == ORDER_NO_WAR and pairs[2][0] != 2
+        assert all(q == 2 or w == ORDER_NO_WAR for q, w in pairs)  # neighbours only
+        thirds.add(pairs[2])
+        p, t, picks = draw_candidates(st, drawn, board, np.int64(seat),
+                                      np.array([key], dtype=np.uint64))
+        seconds.add((int(p[picks[1]]), int(t[picks[1]])))
+    assert len(thirds) > 1  # the plan change is drawn among the plans
+    assert len(seconds) > 2  # off: the second candidate is drawn too
+
+
+@pytest.mark.nojit
+def test_events_add_lookaheads_off_the_schedule_under_the_cap(tables):
+    """With `events` a skill-1 seat also looks ahead at the opening of a turn after one
+    of its cities was taken (lookahead_due, event_due), and never once it has played out
+    max_lookaheads × candidates copies; without `events` only its schedule counts."""
+    from sim.kernels.lookahead import lookahead_due
+
+    st, _board = _mid_match(tables, 3, 12)
+    seat = np.int64(st.active_seat[0])
+    off_schedule = {"ai.lookahead.every_pct": 50, "ai.lookahead.start_pct": 0,
+                    "ai.lookahead.horizon_pct": 5, "ai.lookahead.candidates": 3}
+    schedule = tables.with_overrides(off_schedule).arrays(LENGTH)
+    events = tables.with_overrides({**off_schedule, "ai.lookahead.events": True}).arrays(LENGTH)
+    capped = tables.with_overrides({**off_schedule, "ai.lookahead.events": True,
+                                    "ai.lookahead.max_lookaheads": 2}).arrays(LENGTH)
+    st.seat_lost_turn[seat] = -1
+    st.seat_dominance[:] = 0
+    st.truce_turns[:] = 0
+    assert not lookahead_due(st, schedule, seat)
+    assert not lookahead_due(st, events, seat)  # quiet: no event
+    st.seat_lost_turn[seat] = st.turn[0]
+    assert not lookahead_due(st, schedule, seat)
+    assert lookahead_due(st, events, seat)
+    st.seat_playouts[seat] = 5
+    assert lookahead_due(st, capped, seat)
+    st.seat_playouts[seat] = 6
+    assert not lookahead_due(st, capped, seat)
+    st.seat_lost_turn[seat] = -1
+    rival = next(s for s in range(st.n_seats[0]) if s != seat and st.seat_alive[s])
+    st.seat_dominance[rival] = 1  # a rival's V18 counter started
+    assert lookahead_due(st, events, seat)

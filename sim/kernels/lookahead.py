@@ -12,9 +12,16 @@ Every `[ai.lookahead] every_pct` % of the match's turns (from `start_pct` % to
 `stop_pct` %), at
 the opening of its turn (its flow has run), a skill-1 seat plays `candidates`
 orders out on a copy of the state for `horizon_pct` % of the match's turns (whole
-turns, D6): its current orders and candidates - 1 others drawn from their
-neighbours among its options (another plan with the same war order, or another war
-order with the same plan: a local search, which a small budget covers). With a screen
+turns, D6): its current orders and candidates - 1 others from their neighbours
+among its options (another plan with the same war order, or another war order with
+the same plan: a local search, which a small budget covers), drawn, or with
+`city_candidate` and `plan_candidate` two of them fixed: the same plan marching on
+the nearest rival city, and another plan on the same war order (`draw_candidates`;
+the tables' default since issue 42's item 4, ai5 round: three fixed candidates gain
+about 5 points over three drawn, docs/ai.md "Within 6×"). With `events` a seat also
+looks ahead after an event (`event_due`: a city lost, a rival's V18 counter started or
+Observatory queued, a truce's last turn), at most `max_lookaheads` a match
+(`lookahead_due`); measured, it gains nothing and the tables leave it off. With a screen
 (0 < screen_horizon_pct < horizon_pct, finalists < candidates) every candidate is
 first played out for screen_horizon_pct % only and just the best `finalists` for
 horizon_pct % (one finalist: the screen decides). Measured, a screen of 3-5 % loses
@@ -365,19 +372,16 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     return position_value(cp, tb, board, seat, weights)
 
 
-@njit(inline='always')  # one level fewer in the call tree (sim.jit)
-def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
-                     seat: np.int64, scratch: Scratch) -> tuple[np.int64, np.int64]:
-    """(plan, target) the skill-1 seat keeps (module docstring): its current orders
-    and candidates - 1 others drawn without replacement from their neighbours among
-    order_options (the same plan or the same war order), each played out once on the
-    same dice (with a screen: each for the screen's horizon, the best `finalists`
-    again for the full one). One keyed draw (decision_key); changes nothing of `st` but
-    its playout count. path: the match's path table
-    (terrain only, so the copy shares it)."""
-    stream = np.empty(1, dtype=np.uint64)
-    stream[0] = decision_key(st, seat)
-    seed = next_u64(stream)
+@njit
+def draw_candidates(st: State, tb: TableArrays, board: Board, seat: np.int64,
+                    stream: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(plans, targets, picks): the seat's order_options ((N,) int64 each) and the
+    candidates a lookahead plays out, (k,) int64 indices into them, k = candidates
+    (fewer when the seat has fewer neighbours): its current orders (index 0) first,
+    then with city_candidate the same plan on the nearest rival city it does not
+    march on yet, with plan_candidate another plan on the same war order (drawn among
+    them), and the rest drawn without replacement from the neighbours of the current
+    orders (one of the two changed: a local search). Draws from `stream` ((1,) uint64)."""
     plans, targets = order_options(st, tb, board, seat, tb.lookahead_targets)
     # the neighbours of the current orders: one of the two changed (a local search)
     picks = np.empty(plans.shape[0], dtype=np.int64)
@@ -415,6 +419,24 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     for i in range(drawn, k):  # a partial Fisher-Yates draw of the other candidates
         j = i + below(stream, n - i)
         picks[i], picks[j] = picks[j], picks[i]
+    return plans, targets, picks[:k]
+
+
+@njit(inline='always')  # one level fewer in the call tree (sim.jit)
+def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
+                     seat: np.int64, scratch: Scratch) -> tuple[np.int64, np.int64]:
+    """(plan, target) the skill-1 seat keeps (module docstring): its current orders
+    and candidates - 1 others drawn without replacement from their neighbours among
+    order_options (the same plan or the same war order; draw_candidates), each played
+    out once on the same dice (with a screen: each for the screen's horizon, the best
+    `finalists` again for the full one). One keyed draw (decision_key); changes nothing of `st` but
+    its playout count. path: the match's path table
+    (terrain only, so the copy shares it)."""
+    stream = np.empty(1, dtype=np.uint64)
+    stream[0] = decision_key(st, seat)
+    seed = next_u64(stream)
+    plans, targets, picks = draw_candidates(st, tb, board, seat, stream)
+    k = picks.shape[0]
     turns = match_turns(st, tb.lookahead_horizon_pct)
     screen = match_turns(st, tb.lookahead_screen_horizon_pct)
     finalists = k
