@@ -275,7 +275,7 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     st = _fresh_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
     # st["name"] (numpy's C item lookup), not st.name (numpy.record's Python attribute
     # lookup, which cost more than the rest of the setup)
-    last_turn = tables.match_length(length)
+    last_turn = tables.match_length(length, n_seats)
     st["last_turn"][0] = last_turn
     st["rng_events"][0] = stream_seed(seed, match_index, Purpose.EVENTS)
     rng_ai = st["rng_ai"]
