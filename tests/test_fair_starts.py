@@ -76,6 +76,16 @@ def test_d1_a_map_with_no_room_for_the_starts_is_an_error_never_a_match():
         play_match(small, seed=1, n_seats=6)
 
 
+def test_d1_the_map_error_names_the_board_the_match_played():
+    """A short match plays the short board (map.radius × radius_scale_pct.short, D6):
+    the error names that board's radius and key, not map.radius alone (radius 9 at 67 %
+    is a radius-6 board, too small for 6 starts)."""
+    small = TABLES.with_overrides({"match.radius_scale_pct.short": 67})
+    with pytest.raises(MapError, match=r"the short board \(radius 6\) has no room for 6 "
+                       r"starts.*match\.radius_scale_pct\.short"):
+        play_match(small, seed=7100, match_index=2, n_seats=6, length="short")
+
+
 def test_d1_tables_check_refuses_a_map_that_cannot_hold_the_starts():
     from sim.rules.tables import TablesError
 

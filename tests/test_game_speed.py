@@ -200,6 +200,8 @@ def test_a_seat_count_the_tables_do_not_name_plays_at_the_presets_scale(tmp_path
      r"match\.seat_dominance_scale_pct\.two: not a seat count"),
     ("match.dominance_scale_pct", "blitz = 50",
      r"match\.dominance_scale_pct: unknown length preset 'blitz'"),
+    ("match.seat_length_scale_pct", "8 = 110",
+     r"match\.seat_length_scale_pct\.8: not a seat count"),
     ("match.seat_cost_scale_pct", "1 = 5",
      r"match\.seat_cost_scale_pct\.1: .*greater than or equal"),
 ])
@@ -273,3 +275,21 @@ def test_a_two_seat_scenario_and_its_checks_use_the_two_seat_record(tmp_path):
     assert any("dominance counter" in p
                for p in check_invariants(scn.state, scn.tables, scn.board))
     assert check_invariants(scn.state, scn.tables, scn.board, TABLES.arrays(None, 4)) == []
+
+
+def test_d6_the_seat_count_adjusts_the_presets_turns():
+    """match.seat_length_scale_pct: a match's last turn (V19) is its preset's turns × its
+    seat count's %, rounded half up; other seat counts keep the preset's turns, and the
+    record (costs, counter) is the seat count's own either way."""
+    from sim.engine.match import new_match
+
+    longer = TABLES.with_overrides({"match.seat_length_scale_pct.6": 115,
+                                    "match.seat_length_scale_pct.4": 100})
+    short = TABLES.model.match.lengths["short"]
+    assert longer.match_length("short", 6) == (short * 115 + 50) // 100
+    assert longer.match_length("short", 4) == short
+    six, _board = new_match(longer, 3, 0, n_seats=6, length="short")
+    four, _board = new_match(longer, 3, 0, n_seats=4, length="short")
+    assert int(six.last_turn[0]) == (short * 115 + 50) // 100
+    assert int(four.last_turn[0]) == short
+    assert longer.arrays("short", 6).tobytes() == TABLES.arrays("short", 6).tobytes()

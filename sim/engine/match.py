@@ -60,11 +60,16 @@ class MapError(ValueError):
     as an error row; `sim tables check` refuses such tables before any match runs."""
 
 
-def _unplayable(tables: Tables, seed: int, match_index: int, n_seats: int) -> MapError:
+def _unplayable(tables: Tables, seed: int, match_index: int, n_seats: int,
+                length: str | None) -> MapError:
+    """The error of a match whose board cannot hold its starts, naming the board the
+    match played: its length preset's radius (D6), not map.radius alone."""
     m = tables.model
-    return MapError(f"seed {seed} match {match_index}: the map (radius {m.map.radius}) has "
-                    f"no room for {n_seats} starts {m.territory.city_min_distance} steps apart "
-                    "on passable land: check map.terrain_weights, map.radius and "
+    preset = length or m.match.length
+    return MapError(f"seed {seed} match {match_index}: the {preset} board (radius "
+                    f"{tables.board_radius(preset)}) has no room for {n_seats} starts "
+                    f"{m.territory.city_min_distance} steps apart on passable land: check "
+                    f"map.terrain_weights, map.radius, match.radius_scale_pct.{preset} and "
                     "territory.city_min_distance")
 
 
@@ -115,7 +120,7 @@ def _play_compiled(tables: Tables, seed: int, match_index: int, n_seats: int | N
     played = run_match_held(*held, ticks) if scratch is None else \
         run_match_held_skilled(*held, scratch, ticks)
     if not played:
-        raise _unplayable(tables, seed, match_index, n_seats)
+        raise _unplayable(tables, seed, match_index, n_seats, length)
     return st, board, turn_log
 
 
@@ -152,7 +157,7 @@ def iter_turns(tables: Tables, seed: int, match_index: int = 0, n_seats: int | N
     tb = tables.arrays(length, n_seats)
     path = new_path_table(board.n_tiles)
     if not setup_match(st, tb, board, rng_map, np.int64(n_seats)):
-        raise _unplayable(tables, seed, match_index, n_seats)
+        raise _unplayable(tables, seed, match_index, n_seats, length)
     untimed = no_ticks()
     begin_match(st, tb, board, untimed)
     scratch = loop_scratch(st)
@@ -270,7 +275,7 @@ def prepare(tables: Tables, seed: int, match_index: int, n_seats: int | None,
     st = _fresh_state(board.n_tiles, n_seats, len(tables.tech_names), len(tables.building_names))
     # st["name"] (numpy's C item lookup), not st.name (numpy.record's Python attribute
     # lookup, which cost more than the rest of the setup)
-    last_turn = tables.match_length(length)
+    last_turn = tables.match_length(length, n_seats)
     st["last_turn"][0] = last_turn
     st["rng_events"][0] = stream_seed(seed, match_index, Purpose.EVENTS)
     rng_ai = st["rng_ai"]
@@ -298,7 +303,7 @@ def new_match(tables: Tables, seed: int, match_index: int = 0, n_seats: int | No
     """The opening state of match `match_index` under root `seed`, map drawn."""
     st, board, _log, rng_map, n_seats = prepare(tables, seed, match_index, n_seats, length)
     if not setup_match(st, tables.arrays(length, n_seats), board, rng_map, np.int64(n_seats)):
-        raise _unplayable(tables, seed, match_index, n_seats)
+        raise _unplayable(tables, seed, match_index, n_seats, length)
     return st, board
 
 

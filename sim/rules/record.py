@@ -114,6 +114,7 @@ NOT_IN_RECORD = {
     "match.dominance_scale_pct": "compile_record scales dominance_to_win by it (D6)",
     "match.seat_cost_scale_pct": "compile_record scales the cost fields by it too",
     "match.seat_dominance_scale_pct": "compile_record scales dominance_to_win by it too",
+    "match.seat_length_scale_pct": "Tables.match_length scales the preset's turns by it",
     "match.radius_scale_pct": "Tables.board_radius scales the record's radius by it (D6)",
     "territory.max_ring_tiles": "validation only: bounds grown_ring_radius (T15)",
 }

@@ -63,6 +63,9 @@ class MatchT(_Model):
     # on top of the preset's (a missing seat count: 100)
     seat_cost_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
     seat_dominance_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
+    # and the preset's turns (V19's last turn) in % again per seat count: more rivals
+    # to beat take more turns
+    seat_length_scale_pct: dict[ItemName, Annotated[int, Field(ge=10, le=1000)]] = {}
 
 
 TerrainWeights = _per_code("TerrainWeights", TERRAINS, Weight,

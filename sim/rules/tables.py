@@ -108,8 +108,13 @@ class Tables(ValidatedTables):
     def card_names(self) -> list[str]:
         return item_names(self.model.events.cards)
 
-    def match_length(self, preset: str | None = None) -> int:
-        return self.model.match.lengths[preset or self.model.match.length]
+    def match_length(self, preset: str | None = None, seats: int | None = None) -> int:
+        """The last turn (V19) of a match of `preset` and `seats` (defaults: the tables'
+        own): the preset's turns × the seat count's match.seat_length_scale_pct,
+        rounded half up (D6)."""
+        m = self.model.match
+        turns = m.lengths[preset or m.length]
+        return int(scaled_cost(turns, m.seat_length_scale_pct.get(str(seats or m.seats), 100)))
 
     def scales_pct(self, preset: str | None = None, seats: int | None = None,
                    ) -> tuple[int, int]:
@@ -348,7 +353,7 @@ def _match_problems(m: TablesModel) -> list[tuple[tuple, str]]:
         if extra:
             out.append((("match", name), f"unknown length preset "
                         f"{sorted(extra)[0]!r}; presets are {sorted(m.match.lengths)}"))
-    for name in ("seat_cost_scale_pct", "seat_dominance_scale_pct"):
+    for name in ("seat_cost_scale_pct", "seat_dominance_scale_pct", "seat_length_scale_pct"):
         extra = set(getattr(m.match, name)) - {str(n) for n in range(2, MAX_SEATS + 1)}
         if extra:
             out.append((("match", name, sorted(extra)[0]), "not a seat count: keys are "

@@ -323,7 +323,8 @@ def match_turns(spec: ExperimentSpec, path: str | Path) -> int | None:
     """The turns of one match of `spec` (its length preset in its base tables), for an
     estimate of a sweep's time; None when its tables do not load (expand says why)."""
     try:
-        return load_tables(_resolve_tables_path(spec, Path(path))).match_length(spec.length)
+        return load_tables(_resolve_tables_path(spec, Path(path))).match_length(spec.length,
+                                                                                spec.seats)
     except (TablesError, KeyError):
         return None
 

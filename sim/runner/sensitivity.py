@@ -214,7 +214,7 @@ def play_key(tables: Tables, seats: int | None, length: str | None,
     n_seats = seats or tables.model.match.seats
     preset = length or tables.model.match.length
     digest = hashlib.sha256(tables.arrays(preset, n_seats).tobytes())
-    digest.update(json.dumps([n_seats, tables.match_length(preset),
+    digest.update(json.dumps([n_seats, tables.match_length(preset, n_seats),
                               personalities or tables.model.match.personalities,
                               tables.personality_names, tables.unit_names,
                               tables.building_names, tables.tech_names]).encode())

@@ -93,7 +93,7 @@ class _Builder:
         st = empty_state(board.n_tiles, n_seats, len(tables.tech_names),
                          len(tables.building_names))
         st.turn[0] = spec.turn
-        st.last_turn[0] = spec.match_length or tables.match_length()
+        st.last_turn[0] = spec.match_length or tables.match_length(None, n_seats)
         if spec.turn > st.last_turn[0]:
             self.fail(("turn",), f"turn {spec.turn} is past the match length {st.last_turn[0]}")
         st.active_seat[0] = self.seat_index(spec.active_seat, ("active_seat",))
