@@ -140,30 +140,6 @@ def test_d11_a_decision_changes_only_the_orders_and_spends_its_budget(tables, sk
     assert states_equal(again, st)
 
 
-@pytest.mark.nojit
-def test_d11_a_screen_plays_every_candidate_short_and_the_finalists_long(tables):
-    """With a screen (screen_horizon_pct below horizon_pct, finalists below candidates)
-    a decision spends candidates + finalists playouts and changes only the orders; a
-    screen with as many finalists as candidates is no screen: the decision (orders
-    and playouts) is the one without it."""
-    # a short match's 2 and 5 %: one turn's screen, a longer full horizon
-    longer = {**EVERY_TURN, "ai.lookahead.horizon_pct": 5, "ai.lookahead.candidates": 4}
-    screened = tables.with_overrides({**longer, "ai.lookahead.screen_horizon_pct": 2,
-                                      "ai.lookahead.finalists": 2})
-    before, st, board, seat = _one_decision(screened, SKILL_LOOKAHEAD)
-    assert st.seat_playouts[seat] == 4 + 2
-    outcomes = []
-    for finalists in (4, None):
-        over = dict(longer)
-        if finalists:
-            over |= {"ai.lookahead.screen_horizon_pct": 2, "ai.lookahead.finalists": finalists}
-        again = copy_state(before)
-        _decide(tables.with_overrides(over), again, board, seat)
-        outcomes.append((int(again.seat_plan[seat]), int(again.seat_target[seat]),
-                         int(again.seat_playouts[seat])))
-    assert outcomes[0] == outcomes[1] and outcomes[0][2] == 4
-
-
 @compiled_only
 @pytest.mark.parametrize(("skill", "budget_key"),
                          [(SKILL_LOOKAHEAD, "ai.lookahead.candidates"),
@@ -459,36 +435,3 @@ def test_fixed_candidates_are_the_nearest_city_and_another_plan_on_the_same_war_
         seconds.add((int(p[picks[1]]), int(t[picks[1]])))
     assert len(thirds) > 1  # the plan change is drawn among the plans
     assert len(seconds) > 2  # off: the second candidate is drawn too
-
-
-@pytest.mark.nojit
-def test_events_add_lookaheads_off_the_schedule_under_the_cap(tables):
-    """With `events` a skill-1 seat also looks ahead at the opening of a turn after one
-    of its cities was taken (lookahead_due, event_due), and never once it has played out
-    max_lookaheads × candidates copies; without `events` only its schedule counts."""
-    from sim.kernels.lookahead import lookahead_due
-
-    st, _board = _mid_match(tables, 3, 12)
-    seat = np.int64(st.active_seat[0])
-    off_schedule = {"ai.lookahead.every_pct": 50, "ai.lookahead.start_pct": 0,
-                    "ai.lookahead.horizon_pct": 5, "ai.lookahead.candidates": 3}
-    schedule = tables.with_overrides(off_schedule).arrays(LENGTH)
-    events = tables.with_overrides({**off_schedule, "ai.lookahead.events": True}).arrays(LENGTH)
-    capped = tables.with_overrides({**off_schedule, "ai.lookahead.events": True,
-                                    "ai.lookahead.max_lookaheads": 2}).arrays(LENGTH)
-    st.seat_lost_turn[seat] = -1
-    st.seat_dominance[:] = 0
-    st.truce_turns[:] = 0
-    assert not lookahead_due(st, schedule, seat)
-    assert not lookahead_due(st, events, seat)  # quiet: no event
-    st.seat_lost_turn[seat] = st.turn[0]
-    assert not lookahead_due(st, schedule, seat)
-    assert lookahead_due(st, events, seat)
-    st.seat_playouts[seat] = 5
-    assert lookahead_due(st, capped, seat)
-    st.seat_playouts[seat] = 6
-    assert not lookahead_due(st, capped, seat)
-    st.seat_lost_turn[seat] = -1
-    rival = next(s for s in range(st.n_seats[0]) if s != seat and st.seat_alive[s])
-    st.seat_dominance[rival] = 1  # a rival's V18 counter started
-    assert lookahead_due(st, events, seat)

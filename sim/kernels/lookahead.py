@@ -18,14 +18,9 @@ the same plan: a local search, which a small budget covers), drawn, or with
 `city_candidate` and `plan_candidate` two of them fixed: the same plan marching on
 the nearest rival city, and another plan on the same war order (`draw_candidates`;
 the tables' default since issue 42's item 4, ai5 round: three fixed candidates gain
-about 5 points over three drawn, docs/ai.md "Within 6×"). With `events` a seat also
-looks ahead after an event (`event_due`: a city lost, a rival's V18 counter started or
-Observatory queued, a truce's last turn), at most `max_lookaheads` a match
-(`lookahead_due`); measured, it gains nothing and the tables leave it off. With a screen
-(0 < screen_horizon_pct < horizon_pct, finalists < candidates) every candidate is
-first played out for screen_horizon_pct % only and just the best `finalists` for
-horizon_pct % (one finalist: the screen decides). Measured, a screen of 3-5 % loses
-what it saves (docs/ai.md, "What the budget buys"): the tables leave it off.
+about 5 points over three drawn, docs/ai.md "Within 6×"). Lookaheads on events
+under a cap and a screen of short play-outs were tried and measured not to pay; they
+were removed (docs/ai.md, "Within 6×" and "What the budget buys").
 In the copy every seat is played by the skill-0 AI on its current orders, the
 seat under test on the candidate (skill is ignored there: no lookahead inside a
 lookahead), and the turn log is not written. The seat keeps the best candidate
@@ -62,12 +57,8 @@ from sim.kernels.ai.turn import ai_take_turn, plan_of
 from sim.kernels.rules.flow import end_turn
 from sim.kernels.rules.standings import scores
 from sim.rules.codes import (
-    COL_KIND,
-    COL_SEAT,
-    COL_TURN,
     COUNT_CITIES,
     DRAW_PLAN,
-    EV_OBSERVATORY_QUEUED,
     F_ARMY,
     F_BIAS,
     F_CITIES,
@@ -127,49 +118,6 @@ def decision_due(st: State, start_pct: np.int64, stop_pct: np.int64, every_pct: 
     every = max(match_turns(st, every_pct), np.int64(1))
     t = st.turn[0]
     return start <= t <= match_turns(st, stop_pct) and (t - start) % every == 0
-
-
-@njit
-def event_due(st: State, seat: np.int64) -> bool:
-    """Whether something happened since about the seat's last turn that may call for
-    new orders ([ai.lookahead] events): one of its cities was taken (seat_lost_turn,
-    this turn or the last), a rival's V18 counter has just started (at 1), a truce of
-    the seat runs its last turn (truce_turns 1), or a rival queued an Observatory
-    (V16; the event log, this turn or the last)."""
-    t = st.turn[0]
-    if st.seat_lost_turn[seat] >= t - 1:
-        return True
-    for r in range(st.n_seats[0]):
-        if r != seat and st.seat_alive[r] and (st.seat_dominance[r] == 1
-                                               or st.truce_turns[seat, r] == 1):
-            return True
-    log = st.event_log
-    for i in range(min(st.n_events[0], log.shape[0]) - 1, -1, -1):
-        if log[i, COL_TURN] < t - 1:
-            break
-        if log[i, COL_KIND] == EV_OBSERVATORY_QUEUED and log[i, COL_SEAT] != seat:
-            return True
-    return False
-
-
-@njit
-def lookahead_due(st: State, tb: TableArrays, seat: np.int64) -> bool:
-    """Whether a skill-1 seat looks ahead at this turn's opening: on its schedule
-    (decision_due with [ai.lookahead]'s timings) or, with `events`, after an event
-    (event_due) from start_pct % of the match on; either only while it has played out
-    fewer than max_lookaheads × candidates copies (max_lookaheads 0: no cap), so the
-    events move lookaheads to where they matter without adding to the budget."""
-    if match_turns(st, tb.lookahead_horizon_pct) <= 0:
-        return False
-    cap = tb.lookahead_max_lookaheads
-    if cap > 0 and st.seat_playouts[seat] >= cap * tb.lookahead_candidates:
-        return False
-    if decision_due(st, tb.lookahead_start_pct, tb.lookahead_stop_pct,
-                    tb.lookahead_every_pct, tb.lookahead_horizon_pct):
-        return True
-    return (tb.lookahead_events and st.turn[0] >= max(match_turns(st, tb.lookahead_start_pct),
-                                                       np.int64(1))
-            and event_due(st, seat))
 
 
 @njit
@@ -428,9 +376,8 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """(plan, target) the skill-1 seat keeps (module docstring): its current orders
     and candidates - 1 others drawn without replacement from their neighbours among
     order_options (the same plan or the same war order; draw_candidates), each played
-    out once on the same dice (with a screen: each for the screen's horizon, the best
-    `finalists` again for the full one). One keyed draw (decision_key); changes nothing of `st` but
-    its playout count. path: the match's path table
+    out once on the same dice. One keyed draw (decision_key); changes nothing of `st`
+    but its playout count. path: the match's path table
     (terrain only, so the copy shares it)."""
     stream = np.empty(1, dtype=np.uint64)
     stream[0] = decision_key(st, seat)
@@ -438,29 +385,9 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     plans, targets, picks = draw_candidates(st, tb, board, seat, stream)
     k = picks.shape[0]
     turns = match_turns(st, tb.lookahead_horizon_pct)
-    screen = match_turns(st, tb.lookahead_screen_horizon_pct)
-    finalists = k
-    if 0 < screen < turns and tb.lookahead_finalists < k:
-        finalists = max(tb.lookahead_finalists, np.int64(1))
-        # the screen: every candidate on the same dice for the short horizon, the
-        # current orders keep_margin more; the best `finalists` (a stable insertion
-        # sort: among equals the first drawn) go on to the full horizon
-        screened = np.empty(k, dtype=np.int64)
-        for i in range(k):
-            screened[i] = play_out(st, tb, board, path, seat, plans[picks[i]],
-                                   targets[picks[i]], seed, screen, tb.lookahead_win_value,
-                                   tb.value_weights, scratch)
-        screened[0] += tb.lookahead_keep_margin
-        for i in range(1, k):
-            o, v = picks[i], screened[i]
-            j = i
-            while j > 0 and v > screened[j - 1]:
-                picks[j], screened[j] = picks[j - 1], screened[j - 1]
-                j -= 1
-            picks[j], screened[j] = o, v
-    best = picks[0]  # one finalist: the screen's best, no full play-out to compare
+    best = picks[0]  # one candidate: nothing to compare, so no play-out
     best_value = np.int64(0)
-    for i in range(finalists if finalists > 1 else 0):
+    for i in range(k if k > 1 else 0):
         o = picks[i]
         value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
                          tb.lookahead_win_value, tb.value_weights, scratch)

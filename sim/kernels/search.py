@@ -40,7 +40,6 @@ from sim.kernels.lookahead import (
     Scratch,
     decision_due,
     decision_key,
-    lookahead_due,
     lookahead_orders,
     match_turns,
     order_options,
@@ -145,7 +144,10 @@ def decide_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray, se
     if skill == SKILL_SEARCH and decision_due(st, tb.search_start_pct, tb.search_stop_pct,
                                               tb.search_every_pct, tb.search_horizon_pct):
         plan, target = search_orders(st, tb, board, path, seat, scratch)
-    elif skill == SKILL_LOOKAHEAD and lookahead_due(st, tb, seat):
+    elif skill == SKILL_LOOKAHEAD and decision_due(st, tb.lookahead_start_pct,
+                                                   tb.lookahead_stop_pct,
+                                                   tb.lookahead_every_pct,
+                                                   tb.lookahead_horizon_pct):
         plan, target = lookahead_orders(st, tb, board, path, seat, scratch)
     else:
         return False

@@ -439,19 +439,11 @@ class _AIDecisionT(_Model):
 class AILookaheadT(_AIDecisionT):
     """sim/kernels/lookahead.py: a skill-1 seat's lookahead (D11). Its budget:
     `candidates` orders, each played out once for `horizon_pct` % of the turns, every
-    `every_pct` %; with a screen (0 < screen_horizon_pct < horizon_pct, finalists <
-    candidates), each played out for screen_horizon_pct % first and only the best
-    `finalists` for horizon_pct %. With `events` it also looks ahead after an event
-    (a city lost, a rival's V18 counter started or Observatory queued, a truce's last
-    turn), at most max_lookaheads times a match in all (0: no cap); city_candidate and
-    plan_candidate fix two of the candidates (the nearest rival city as war order,
-    another plan on the same war order) instead of drawing them."""
+    `every_pct` %; city_candidate and plan_candidate fix two of the candidates (the
+    nearest rival city as war order, another plan on the same war order) instead of
+    drawing them."""
 
     candidates: Annotated[int, Field(ge=1, le=64)]
-    screen_horizon_pct: Pct
-    finalists: Annotated[int, Field(ge=1, le=64)]
-    events: bool
-    max_lookaheads: Annotated[int, Field(ge=0, le=1000)]
     city_candidate: bool
     plan_candidate: bool
 
