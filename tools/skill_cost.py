@@ -22,7 +22,7 @@ SEED = 20260101
 
 
 def budget_overrides(text: str) -> dict[str, int | bool]:
-    """`horizon_pct=20,events=true` -> {"ai.lookahead.horizon_pct": 20, ...}: a number, or
+    """`horizon_pct=20,city_candidate=true` -> {"ai.lookahead.horizon_pct": 20, ...}: a number, or
     true / false for a flag."""
     pairs = [kv.split("=", 1) for kv in text.split(",") if kv]
     flags = {"true": True, "false": False}
