@@ -19,8 +19,8 @@ the same plan: a local search, which a small budget covers), drawn, or with
 the nearest rival city, and another plan on the same war order (`draw_candidates`;
 the tables' default since issue 42's item 4, ai5 round: three fixed candidates gain
 about 5 points over three drawn, docs/ai.md "Within 6×"). Lookaheads on events
-under a cap and a screen of short play-outs were tried and measured not to pay; they
-were removed (docs/ai.md, "Within 6×" and "What the budget buys").
+under a cap and a screen of short play-outs were tried, measured not to pay (same
+section) and removed.
 In the copy every seat is played by the skill-0 AI on its current orders, the
 seat under test on the candidate (skill is ignored there: no lookahead inside a
 lookahead), and the turn log is not written. The seat keeps the best candidate
@@ -376,8 +376,8 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     """(plan, target) the skill-1 seat keeps (module docstring): its current orders
     and candidates - 1 others drawn without replacement from their neighbours among
     order_options (the same plan or the same war order; draw_candidates), each played
-    out once on the same dice. One keyed draw (decision_key); changes nothing of `st`
-    but its playout count. path: the match's path table
+    out once on the same dice (a lone candidate: none). One keyed draw (decision_key);
+    changes nothing of `st` but its playout count. path: the match's path table
     (terrain only, so the copy shares it)."""
     stream = np.empty(1, dtype=np.uint64)
     stream[0] = decision_key(st, seat)
