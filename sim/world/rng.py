@@ -232,7 +232,7 @@ def keyed_below(key: np.uint64, n: np.int64) -> np.int64:
     return np.int64(u * (m >> _S32) + ((u * (m & _LOW32)) >> _S32))
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def keyed_weighted(key: np.uint64, weights: np.ndarray) -> np.int64:
     """Index i drawn with probability weights[i] / sum(weights) (integer weights >= 0,
     sum >= 1) by `keyed_below` over the cumulative weights."""

@@ -180,7 +180,7 @@ def shields_victory(st: State, tb: TableArrays, ai: AIRecord, other: np.int64) -
          st.seat_techs[other, tb.observatory_tech] == 1)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def random_answer(st: State, seller: np.int64, buyer: np.int64) -> bool:
     """D9, issue 43: a random-play seat `seller` (sim.kernels.ai.random_play) asked for a
     truce by `buyer` accepts with chance 1/2: one keyed draw of its own random-play
@@ -206,7 +206,7 @@ def accepts_truce(st: State, tb: TableArrays, distance: np.ndarray, seller: np.i
     return price + truce_worth(st, tb, ai, distance, seller, buyer) >= 0
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def truce_offer(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
                 seat: np.int64) -> tuple[np.int64, np.int64]:
     """D9: the rival `seat` would offer a truce to and the price it names, or (-1, 0).
@@ -275,7 +275,7 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
                     accepts_truce(st, tb, board.distance, other, seat, price))
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def from_log_pact(st: State, slot: np.int64) -> None:
     """Log the founding of the pact in `slot` (EV_PACT)."""
     log_event(st.event_log, st.n_events, st.turn[0], EV_PACT, st.pact_target[slot], -1, -1,

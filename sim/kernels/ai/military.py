@@ -77,7 +77,7 @@ class WarPlan(NamedTuple):
     guards: np.ndarray
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def sort_ascending(values: np.ndarray, n: np.int64) -> None:
     """Sort values[:n] ascending in place (an insertion sort: n is an army's size). Not
     numba's ndarray.sort, whose quicksort took 1.6 s of a cold compile (sim.jit);
@@ -91,7 +91,7 @@ def sort_ascending(values: np.ndarray, n: np.int64) -> None:
         values[j + 1] = v
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def home_guards(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
                 seat: np.int64, mine: np.ndarray) -> np.ndarray:
     """(home_guard,) int64: the seat's fighting units nearest its capital (ties to the
@@ -119,7 +119,7 @@ def home_guards(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     return guards
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def own_units(st: State, seat: np.int64, live: np.ndarray) -> np.ndarray:
     """(N,) int64: IDs of the seat's units on the board, ascending. live:
     rules.units.live_units (every unit on the board, ascending)."""
@@ -249,7 +249,7 @@ def try_enter(st: State, tb: TableArrays, board: Board, unit: np.int64, seat: np
     return False
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def spent(st: State, tb: TableArrays, u: np.int64, city: np.int64) -> bool:
     """A melee unit that could not strike `city` without dying of its retaliation
     (units never heal): it leaves the siege ring to the others and goes home."""

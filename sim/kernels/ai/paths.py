@@ -106,7 +106,7 @@ def step_toward(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np
             return
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def step_away(st: State, tb: TableArrays, neighbours: np.ndarray, distance: np.ndarray,
               u: np.int64, frm: np.int64, seat: np.int64, dist: np.int64) -> None:
     """Move `u` to the first free neighbouring tile (direction order) at least `dist`

@@ -94,7 +94,7 @@ def span_pct(st: State, ai: AIRecord, after: np.int64) -> np.int64:
     return min(after, horizon) * PERCENT // horizon
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def unit_values(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
                 ranged: bool) -> np.ndarray:
     """(U,) fighting value per cost of every military unit of the role (ranged or
@@ -126,7 +126,7 @@ def unit_values(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
     return out
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def pick_unit(st: State, tb: TableArrays, ai: AIRecord, seat: np.int64,
               ranged: bool, city: np.int64) -> np.int64:
     """A unit of the role drawn among the near-best by `unit_values`
@@ -274,7 +274,7 @@ def choose_item(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np
     return graded_pick(st, seat, values, n_units + n_b, ai.band_pct, np.int64(DRAW_BUILD), city)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def science_left(st: State, tb: TableArrays, seat: np.int64) -> bool:
     """D10, D7: whether more science could still buy something: the techs the seat
     may still research cost more than its science stock."""
@@ -285,7 +285,7 @@ def science_left(st: State, tb: TableArrays, seat: np.int64) -> bool:
     return needed > st.seat_science[seat]
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def best_production_city(st: State, tb: TableArrays, seat: np.int64,
                          nodes: np.ndarray) -> np.int64:
     """The seat's city with the most production (not in revolt), ties to the lowest ID.

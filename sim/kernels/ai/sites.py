@@ -40,7 +40,7 @@ def site_value(st: State, tb: TableArrays, ai: AIRecord, disc: np.ndarray,
     return v
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def crowded_tiles(st: State, tb: TableArrays, board: Board) -> np.ndarray:
     """(T,) uint8: 1 on the tiles closer than city_min_distance to a city (T07), which
     no site may be. Marks each city's disc (sim.world.board: its first DISC_SIZES[r]
@@ -102,7 +102,7 @@ def best_site(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.n
     return best, best_steps
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def settler_orders(st: State, tb: TableArrays, ai: AIRecord, board: Board, path: np.ndarray,
                    u: np.int64, seat: np.int64, tile_city: np.ndarray) -> bool:
     """Found here, or walk to the best site and found there; True when a city was founded.

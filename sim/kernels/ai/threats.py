@@ -85,7 +85,7 @@ def nth_unit(live: np.ndarray, n_seen: np.int64, i: np.int64) -> np.int64:
     return live[i] if i < live.shape[0] else n_seen + i - live.shape[0]
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def intruder_of(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray, seat: np.int64,
                 city: np.int64, live: np.ndarray, n_seen: np.int64) -> np.int64:
     """Tile of the first hostile fighting unit (or bandit, lowest ID first) within
@@ -190,7 +190,7 @@ def city_score_points(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     return tb.w_city + st.city_pop[city] * tb.w_population + DISC_SIZES[radius] * tb.w_region
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def score_lead(st: State, score: np.ndarray, owner: np.int64) -> np.int64:
     """How far `owner`'s score (T10: public) is ahead of the best other standing seat;
     0 when it does not lead. score: (S,) current scores."""
@@ -320,7 +320,7 @@ def observatory_alarm(st: State, tb: TableArrays, ai: AIRecord, distance: np.nda
     return -1
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def nearest_rival_city(st: State, distance: np.ndarray, seat: np.int64,
                        tile: np.int64) -> np.int64:
     """The city of another standing seat nearest `tile` that `seat` may attack, or -1.
@@ -336,7 +336,7 @@ def nearest_rival_city(st: State, distance: np.ndarray, seat: np.int64,
     return best
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def village_target(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int64,
                    army: np.int64) -> np.int64:
     """In peace: the neutral village nearest the seat's cities within

@@ -94,7 +94,7 @@ def _wipe_queue(st: State, tb: TableArrays, city: np.int64, by: np.int64) -> Non
     st.city_production[city] = 0
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def revolt_turns_for_transfer(st: State, tb: TableArrays, city: np.int64,
                               capturer_held: np.ndarray) -> np.int64:
     """V11 length minus the Divan's shortening (V13), never below 0.
@@ -113,7 +113,7 @@ def revolt_turns_for_transfer(st: State, tb: TableArrays, city: np.int64,
     return max(turns, np.int64(0))
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def buildings_held(st: State, tb: TableArrays, seat: np.int64) -> np.ndarray:
     """(B,) bool: `seat` holds that building in at least one of its cities."""
     held = np.zeros(tb.building_revolt_shorten.shape[0], dtype=np.bool_)
@@ -165,7 +165,7 @@ def capture_city(st: State, tb: TableArrays, board: Board, unit: np.int64, city:
     return row
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _holds_city(st: State, seat: np.int64) -> bool:
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == seat:
@@ -173,7 +173,7 @@ def _holds_city(st: State, seat: np.int64) -> bool:
     return False
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _step_out(st: State, tb: TableArrays, board: Board, tile: np.int64, old: np.int64) -> None:
     """Move a unit of `old` out of the (now foreign) city on `tile`, or lose it."""
     u = st.tile_unit[tile]

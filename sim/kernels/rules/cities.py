@@ -89,7 +89,7 @@ def free_tile_near(st: State, tb: TableArrays, board: Board, tile: np.int64,
     return -1
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def city_yields(st: State, tb: TableArrays, city: np.int64,
                 node_yields: np.ndarray) -> tuple[np.int64, np.int64, np.int64, np.int64]:
     """Normal food, production, gold, science of a city, ignoring revolt (C: Economy):

@@ -75,7 +75,7 @@ def city_defence_strength(st: State, tb: TableArrays, city: np.int64) -> np.int6
     return max(strength, np.int64(1))
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def unit_defence_strength(st: State, tb: TableArrays, unit: np.int64) -> np.int64:
     pct = PERCENT + tb.terrain_defence_pct[st.tile_terrain[st.unit_tile[unit]]]
     return max(unit_stat_defence(tb, st.unit_type[unit]) * max(pct, 0), np.int64(1))

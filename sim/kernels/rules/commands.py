@@ -242,7 +242,7 @@ def found_city(st: State, tb: TableArrays, board: Board, unit: np.int64,
     return OK
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def buy_tile(st: State, tb: TableArrays, board: Board, city: np.int64, tile: np.int64,
              seat: np.int64) -> np.int64:
     """T04, T05, B2: buy `tile` for `city` at first + step × tiles it already bought."""
@@ -375,7 +375,7 @@ def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64
     return OK
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def repair(st: State, tb: TableArrays, city: np.int64, hp: np.int64, seat: np.int64) -> np.int64:
     """Gold repair of `hp` points at gold_repair_price each; works in revolt (V11)."""
     why = _own_city(st, city, seat)
@@ -464,7 +464,7 @@ def set_seat(st: State, seat: np.int64) -> np.int64:
     return OK
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def disband_unit(st: State, unit: np.int64, seat: np.int64) -> np.int64:
     """D5: remove one of `seat`'s units from the board (any unit, settlers included)."""
     why = _own_unit(st, unit, seat)

@@ -246,7 +246,7 @@ def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
         st.seat_science[seat] += amount
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def dominance_check(st: State, tb: TableArrays, seat: np.int64) -> None:
     """V18, B5: share >= share_pct adds 1 to the counter, else it resets; reaching
     counter_to_win wins at once. Villages count in neither side of the share."""
@@ -288,7 +288,7 @@ def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64,
     tick(ticks, P_VICTORY, t0)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def start_of_turn(st: State, tb: TableArrays, board: Board) -> None:
     """Once per turn, before its opening seat: truce and pact counters, then the neutral
     side's turn (village repair, bandit spawns and orders: D3, D4)."""

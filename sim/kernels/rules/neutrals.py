@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def repair_villages(st: State, tb: TableArrays) -> None:
     """D3: every neutral village below its max HP repairs repair_per_turn HP; logged as
     one EV_REPAIRS row of the neutral side (villages repaired, HP total) when any."""
@@ -49,7 +49,7 @@ def repair_villages(st: State, tb: TableArrays) -> None:
                   n_repaired, hp_repaired, 0)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def spawn_bandits(st: State, tb: TableArrays, board: Board) -> None:
     """D4: on spawn turns each live camp below its cap spawns one bandit beside it."""
     turn = st.turn[0]
@@ -71,7 +71,7 @@ def spawn_bandits(st: State, tb: TableArrays, board: Board) -> None:
             spawn_unit(st, tb, np.int64(-1), np.int64(BANDIT), spot, tb.bandit_hp, m)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _prey_of(st: State, tb: TableArrays, board: Board, u: np.int64) -> np.int64:
     """The seat unit outside cities nearest bandit `u` (ties to the lowest ID) within
     bandit_chase_radius of its camp (of the bandit itself once the camp is cleared);
@@ -94,7 +94,7 @@ def _prey_of(st: State, tb: TableArrays, board: Board, u: np.int64) -> np.int64:
     return best
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _step_toward(st: State, tb: TableArrays, board: Board, u: np.int64,
                  goal: np.int64) -> None:
     """One step of bandit `u` to the free passable non-city neighbour nearest `goal`
@@ -116,7 +116,7 @@ def _step_toward(st: State, tb: TableArrays, board: Board, u: np.int64,
         st.unit_moves_left[u] -= 1
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _strike(st: State, tb: TableArrays, board: Board, u: np.int64) -> bool:
     """Bandit `u` attacks the first seat unit next to it that is not in a city."""
     here = st.unit_tile[u]
@@ -131,7 +131,7 @@ def _strike(st: State, tb: TableArrays, board: Board, u: np.int64) -> bool:
     return False
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def bandit_orders(st: State, tb: TableArrays, board: Board) -> None:
     """D4: each bandit (in ID order) strikes, else roams toward its prey or its camp."""
     for u in range(st.n_units[0]):
@@ -155,7 +155,7 @@ def bandit_orders(st: State, tb: TableArrays, board: Board) -> None:
                 break
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def neutral_turn(st: State, tb: TableArrays, board: Board) -> None:
     """The neutral side's part of a turn (D3, D4): repair, spawn, bandit orders."""
     repair_villages(st, tb)

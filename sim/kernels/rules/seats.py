@@ -31,7 +31,7 @@ def cities_held(st: State, seat: np.int64) -> np.int64:
     return n
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def in_pact_together(st: State, a: np.int64, b: np.int64) -> bool:
     """True when `a` and `b` are members of one live pact (V07)."""
     for p in range(st.pact_target.shape[0]):
@@ -40,7 +40,7 @@ def in_pact_together(st: State, a: np.int64, b: np.int64) -> bool:
     return False
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def pact_against(st: State, seat: np.int64, target: np.int64) -> bool:
     """True when `seat` is a member of a live pact whose target is `target` (V07:
     the pact's target is not protected, our reading: not by a truce either)."""

@@ -153,7 +153,7 @@ def node_income(tile_city: np.ndarray, tile_node: np.ndarray, n_cities: np.int64
     return out
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def score_terms(tile_city: np.ndarray, city_tile: np.ndarray, city_owner: np.ndarray,
                 city_pop: np.ndarray, city_buildings: np.ndarray, seat_gold: np.ndarray,
                 weights: ScoreWeights):
@@ -208,7 +208,7 @@ def score_terms_into(terms: np.ndarray, counts: np.ndarray, tile_city: np.ndarra
         terms[s, TERM_GOLD] = max(seat_gold[s], 0) // gold_per_point  # rounds down (T13)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def rank_seats(score: np.ndarray, counts: np.ndarray, alive: np.ndarray) -> np.ndarray:
     """Rank 1..S of each seat (T11, V19): standing seats first, then score,
     population, region tiles, gold stock (not gold points), then seat order.
@@ -270,7 +270,7 @@ def term_sum(terms: np.ndarray, s: np.int64) -> np.int64:
     return total
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def bought_count(tile_bought_by: np.ndarray, city: np.int64) -> np.int64:
     """How many tiles `city` has bought and still holds (T04 price step)."""
     n = np.int64(0)
@@ -321,7 +321,7 @@ def buy_tile_check(city: np.int64, seat: np.int64, tile: np.int64, tile_city: np
     return BUY_OK, price
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def city_max_hp(pop: np.int64, buildings_row: np.ndarray, hp_base: np.int64,
                 hp_per_population: np.int64, building_hp: np.ndarray) -> np.int64:
     """Max HP of a city: base + per population × pop + building HP (Walls) (V05, C: Cities)."""
@@ -332,7 +332,7 @@ def city_max_hp(pop: np.int64, buildings_row: np.ndarray, hp_base: np.int64,
     return hp
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def dominance_shares(city_tile: np.ndarray, city_owner: np.ndarray, n_seats: np.int64):
     """Cities per seat (S,) and the total held by seats (V18: villages count in neither)."""
     held = np.zeros(n_seats, dtype=np.int64)

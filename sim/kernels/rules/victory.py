@@ -63,7 +63,7 @@ def eliminate(st: State, seat: np.int64, by: np.int64, cause_row: np.int64) -> N
     log_event(st.event_log, st.n_events, st.turn[0], EV_ELIMINATED, seat, by, -1, cause_row, 0, 0)
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def check_conquest(st: State, tb: TableArrays, board: Board) -> None:
     """V03, V06, V20, B6: after a command that can eliminate a seat.
 

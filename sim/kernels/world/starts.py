@@ -71,7 +71,7 @@ def _spread_pct(values: np.ndarray) -> np.int64:
     return (hi - lo) * PERCENT * values.shape[0] // total
 
 
-@njit
+@njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def _sample_starts(first: np.int64, allowed: np.ndarray, key: np.ndarray, n_seats: np.int64,
                    distance: np.ndarray) -> np.ndarray:
     """Farthest-point sampling from `first` over the `allowed` tiles (ties to the key)."""
