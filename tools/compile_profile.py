@@ -52,6 +52,22 @@ def _module_lines(dispatcher) -> int:
         return 0
 
 
+def _slowest_passes(dispatcher, callees: float, n: int = 5) -> str:
+    """The n slowest passes of a dispatcher's first compile, from numba's public
+    `get_metadata` (wall seconds; type inference less `callees`, the compiles of the
+    functions it calls, which run inside it)."""
+    try:
+        times = dispatcher.get_metadata(dispatcher.signatures[0])["pipeline_times"]["nopython"]
+    except Exception:  # an overload's dispatcher may keep no metadata
+        return ""
+    runs = {}
+    for key, timing in times.items():
+        name = key.split("_", 1)[1]
+        runs[name] = timing.run - (callees if "type_inference" in name else 0.0)
+    slowest = sorted(runs.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{name} {seconds:.2f}" for name, seconds in slowest)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=25)
@@ -61,6 +77,8 @@ def main() -> None:
                         help="print the argument types of each repeated compile")
     parser.add_argument("--tree", action="store_true",
                         help="print the compile tree: inclusive CPU, own LLVM, module size")
+    parser.add_argument("--passes", action="store_true",
+                        help="for each row, numba's slowest compiler passes (wall seconds)")
     parser.add_argument("--matches", type=int, default=0,
                         help="standard matches to play warm after the first: matches/CPU s")
     args = parser.parse_args()
@@ -142,6 +160,8 @@ def main() -> None:
     for name, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"{seconds:8.2f} s {own_llvm[name]:7.2f} s {inclusive[name]:8.2f} s "
               f"{depth[name]:5d} {lines[name] / 1000:9.1f}  {count[name]:7d}x  {name}")
+        if args.passes:
+            print("      " + _slowest_passes(dispatchers[name], inclusive[name] - seconds))
     if args.tree:
         print("compile tree (inclusive CPU, own LLVM CPU, module kL):")
         for level, name in tree:

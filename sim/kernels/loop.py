@@ -91,7 +91,7 @@ def record_turn_timed(st: State, tb: TableArrays, board: Board, turn_log: np.nda
     """record_turn, its cycles added to the turn record's phase."""
     t0 = clock(ticks)
     record_turn(st, tb, board, turn_log)
-    tick(ticks, P_RECORD, t0)
+    tick(ticks, np.int64(P_RECORD), t0)
 
 
 @njit(inline='always')  # one level fewer in the call tree (sim.jit)
@@ -111,7 +111,7 @@ def play_one_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
         seat = st.active_seat[0]
         t0 = clock(ticks)
         played = decide_orders(st, tb, board, path, seat, scratch)  # random play: True
-        tick(ticks, P_LOOKAHEAD, t0)
+        tick(ticks, np.int64(P_LOOKAHEAD), t0)
         if not played:
             ai_take_turn(st, tb, board, path, seat, ticks)
         if st.finished[0]:
@@ -133,7 +133,7 @@ def run_match(st: State, tb: TableArrays, board: Board, rng_map: np.ndarray, n_s
     t0 = clock(ticks)
     if not setup_match(st, tb, board, rng_map, n_seats):
         return False
-    tick(ticks, P_SETUP, t0)
+    tick(ticks, np.int64(P_SETUP), t0)
     begin_match(st, tb, board, ticks)
     while not st.finished[0]:
         play_one_turn(st, tb, board, path, turn_log, scratch, ticks)

@@ -13,7 +13,7 @@ import numpy as np
 from sim.jit import cycles, njit
 
 
-@njit(inline='always')  # a thin level: see sim.jit
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def clock(ticks: np.ndarray) -> np.int64:
     """The cycle counter when timing (ticks not empty), else 0."""
     if ticks.shape[0] == 0:
@@ -21,7 +21,7 @@ def clock(ticks: np.ndarray) -> np.int64:
     return cycles()
 
 
-@njit(inline='always')  # called with each phase as a literal: one compile, not one per phase
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def tick(ticks: np.ndarray, phase: np.int64, since: np.int64) -> np.int64:
     """Add the cycles since `since` to ticks[phase]; returns the clock now (0 when not
     timing)."""

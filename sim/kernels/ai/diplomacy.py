@@ -223,7 +223,7 @@ def truce_offer(st: State, tb: TableArrays, ai: AIRecord, distance: np.ndarray,
     best_gain = np.int64(-1)
     for x in range(st.n_seats[0]):
         if x == seat or not st.seat_alive[x] or st.truce_turns[seat, x] > 0 or \
-                forbidden_mechanic(st, x, M_TRUCE) or shields_victory(st, tb, ai, x):
+                forbidden_mechanic(st, x, np.int64(M_TRUCE)) or shields_victory(st, tb, ai, x):
             continue
         f = front(st, tb, distance, seat, x, np.int64(ai.peace_threat_radius))
         if f[B_UNITS_NEAR_A] < ai.peace_min_units:
@@ -254,7 +254,7 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
         for p in range(st.pact_target.shape[0]):
             if st.pact_target[p] == x:
                 slot = p
-        if not threat or forbidden_mechanic(st, seat, M_PACT):
+        if not threat or forbidden_mechanic(st, seat, np.int64(M_PACT)):
             continue
         if slot < 0:
             for p in range(st.pact_target.shape[0]):
@@ -267,7 +267,7 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
             from_log_pact(st, slot)
         st.pact_members[slot, seat] = 1
         st.pact_turns[slot] = tb.pact_turns
-    if forbidden_mechanic(st, seat, M_TRUCE):
+    if forbidden_mechanic(st, seat, np.int64(M_TRUCE)):
         return
     other, price = truce_offer(st, tb, ai, board.distance, seat)
     if other >= 0:
@@ -278,5 +278,6 @@ def ai_diplomacy(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: n
 @njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
 def from_log_pact(st: State, slot: np.int64) -> None:
     """Log the founding of the pact in `slot` (EV_PACT)."""
-    log_event(st.event_log, st.n_events, st.turn[0], EV_PACT, st.pact_target[slot], -1, -1,
-              slot, 0, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_PACT), st.pact_target[slot],
+              np.int64(-1), np.int64(-1),
+              slot, np.int64(0), np.int64(0))

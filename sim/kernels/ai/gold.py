@@ -62,7 +62,7 @@ def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int
             if hp > 0:
                 repair(st, tb, c, hp, seat)
         item = st.city_queue[c, 0]
-        if item < 0 or forbidden_mechanic(st, seat, M_RUSH):
+        if item < 0 or forbidden_mechanic(st, seat, np.int64(M_RUSH)):
             continue
         price = rush_price(st, tb, c)
         spare = st.seat_gold[seat] - reserve
@@ -80,7 +80,7 @@ def ai_gold(st: State, tb: TableArrays, ai: AIRecord, board: Board, seat: np.int
     spare = st.seat_gold[seat] - reserve
     tile_points = tb.w_region * tb.gold_per_point * PERCENT
     if spare < tb.tile_price_first + ai.tile_buy_reserve or \
-            forbidden_mechanic(st, seat, M_BUY_TILES):
+            forbidden_mechanic(st, seat, np.int64(M_BUY_TILES)):
         return
     if ai.weights[W_ECONOMY] < ai.tile_buy_min_economy and \
             not (scoring and tile_points > tb.tile_price_first * ai.tile_margin_pct):

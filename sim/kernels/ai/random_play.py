@@ -123,7 +123,7 @@ def random_production(st: State, tb: TableArrays, seat: np.int64, stream: np.nda
                 k += 1
         if k > 0:
             queue_item(st, tb, c, options[below(stream, k)], seat)
-    if forbidden_mechanic(st, seat, M_RUSH):
+    if forbidden_mechanic(st, seat, np.int64(M_RUSH)):
         return
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_queue[c, 0] < 0:
@@ -138,7 +138,7 @@ def random_truce(st: State, tb: TableArrays, distance: np.ndarray, seat: np.int6
     """D9: no offer, or an offer of truce_price to one rival drawn among those an offer
     may go to (offer_truce's checks), which the rival answers by its own AI
     (sim.kernels.ai.diplomacy.accepts_truce). distance: (T, T) board.distance."""
-    if forbidden_mechanic(st, seat, M_TRUCE) or st.seat_gold[seat] < tb.truce_price:
+    if forbidden_mechanic(st, seat, np.int64(M_TRUCE)) or st.seat_gold[seat] < tb.truce_price:
         return
     n = st.n_seats[0]
     options = np.empty(n + 1, dtype=np.int64)
@@ -146,7 +146,7 @@ def random_truce(st: State, tb: TableArrays, distance: np.ndarray, seat: np.int6
     k = np.int64(1)
     for x in range(n):
         if x != seat and st.seat_alive[x] and st.truce_turns[seat, x] == 0 and \
-                not forbidden_mechanic(st, np.int64(x), M_TRUCE):
+                not forbidden_mechanic(st, np.int64(x), np.int64(M_TRUCE)):
             options[k] = x
             k += 1
     other = options[below(stream, k)]

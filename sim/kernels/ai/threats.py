@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit(inline='always')  # a thin level: see sim.jit
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def hostile_owner(st: State, seat: np.int64, owner: np.int64) -> bool:
     """A side `seat` may fight: bandits, villages, and seats without truce or pact (V07)."""
     return may_attack_owner(st, seat, owner) == OK

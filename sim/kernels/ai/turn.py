@@ -121,7 +121,7 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     ai = tb.ai[plan_of(st, seat)]
     ai_research(st, tb, ai, seat)
     ai_diplomacy(st, tb, ai, board, seat)
-    t0 = tick(ticks, P_AI_RESEARCH, t0)
+    t0 = tick(ticks, np.int64(P_AI_RESEARCH), t0)
     # the units on the board, taken once: no unit spawns during a seat's actions (only
     # its flow and the neutral turn spawn), so every scan below looks at these alone
     live = live_units(st)
@@ -133,24 +133,24 @@ def ai_take_turn(st: State, tb: TableArrays, board: Board, path: np.ndarray,
             army += 1
             if tb.unit_range[st.unit_type[u]] > 0:
                 n_ranged += 1
-    t0 = tick(ticks, P_AI_TARGETS, t0)
+    t0 = tick(ticks, np.int64(P_AI_TARGETS), t0)
     tile_city, score = regions_and_scores(st, tb, board)
-    t0 = tick(ticks, P_AI_TERRITORY, t0)
+    t0 = tick(ticks, np.int64(P_AI_TERRITORY), t0)
     target = ordered_target(st, seat, war_target(st, tb, ai, board.distance, seat, score, live))
     alarm = observatory_alarm(st, tb, ai, board.distance, seat, live)
     at_war = alarm >= 0 or (target >= 0 and (urgent_target(st, tb, target) or war_time(st, ai)))
     # production and gold move no unit: one threat table serves both
     threats = city_threats(st, tb, ai, board.distance, seat, live)
-    t0 = tick(ticks, P_AI_TARGETS, t0)
+    t0 = tick(ticks, np.int64(P_AI_TARGETS), t0)
     ai_production(st, tb, ai, board, path, seat, army, n_ranged, at_war, tile_city, threats,
                   live)
-    t0 = tick(ticks, P_AI_PRODUCTION, t0)
+    t0 = tick(ticks, np.int64(P_AI_PRODUCTION), t0)
     ai_gold(st, tb, ai, board, seat, alarm >= 0, tile_city, threats)
-    t0 = tick(ticks, P_AI_GOLD, t0)
-    if forbidden_mechanic(st, seat, M_ATTACK_CITIES):
+    t0 = tick(ticks, np.int64(P_AI_GOLD), t0)
+    if forbidden_mechanic(st, seat, np.int64(M_ATTACK_CITIES)):
         # a seat that may not attack cities marches on none; it still fights units
         target = np.int64(-1)
         alarm = np.int64(-1)
     ai_units(st, tb, ai, board, path, seat, army, tile_city, target, alarm, score, live,
              n_seen)
-    tick(ticks, P_AI_UNITS, t0)
+    tick(ticks, np.int64(P_AI_UNITS), t0)

@@ -72,7 +72,7 @@ def enter_check_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np.in
     why = may_attack_owner(st, seat, st.city_owner[city])
     if why != OK:
         return why
-    if forbidden_mechanic(st, seat, M_ATTACK_CITIES):   # taking a city attacks it
+    if forbidden_mechanic(st, seat, np.int64(M_ATTACK_CITIES)):   # taking a city attacks it
         return R_FORBIDDEN
     if distance[st.unit_tile[unit], st.city_tile[city]] != 1:
         return R_NOT_ADJACENT
@@ -88,8 +88,8 @@ def _wipe_queue(st: State, tb: TableArrays, city: np.int64, by: np.int64) -> Non
     for k in range(st.city_queue.shape[1]):
         item = st.city_queue[city, k]
         if item >= n_units and tb.building_science_victory[item - n_units]:
-            log_event(st.event_log, st.n_events, st.turn[0], EV_OBSERVATORY_LOST,
-                      st.city_owner[city], by, city, 0, 0, 0)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_OBSERVATORY_LOST),
+                      st.city_owner[city], by, city, np.int64(0), np.int64(0), np.int64(0))
         st.city_queue[city, k] = -1
     st.city_production[city] = 0
 
@@ -154,7 +154,8 @@ def capture_city(st: State, tb: TableArrays, board: Board, unit: np.int64, city:
     st.unit_tile[unit] = tile
     st.tile_unit[tile] = unit
     st.unit_moves_left[unit] = 0
-    row = log_event(st.event_log, st.n_events, st.turn[0], EV_CAPTURE, old, seat, city, unit, 0, 0)
+    row = log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_CAPTURE), old, seat, city,
+                    unit, np.int64(0), np.int64(0))
     if old >= 0:
         st.seat_lost_turn[old] = st.turn[0]
         if was_capital:
@@ -204,8 +205,9 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
     (our reading: its units stay on the board, never inside another side's city).
     """
     home = st.city_tile[fallen]
-    fall_row = log_event(st.event_log, st.n_events, st.turn[0], EV_CAPITAL_FALL, old, by, fallen,
-                         -1, 0, 0)
+    fall_row = log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_CAPITAL_FALL), old, by,
+                         fallen,
+                         np.int64(-1), np.int64(0), np.int64(0))
     st.seat_capital[old] = -1
     # before any transfer, so the order cities pass in does not matter (V13 reading)
     capturer_held = buildings_held(st, tb, by)
@@ -219,14 +221,17 @@ def capital_fall(st: State, tb: TableArrays, board: Board, fallen: np.int64, old
             turns = revolt_turns_for_transfer(st, tb, c, capturer_held)
             st.city_revolt[c] = turns
             st.city_revolt_cause[c] = REVOLT_TRANSFER if turns > 0 else 0
-            log_event(st.event_log, st.n_events, st.turn[0], EV_TRANSFER, old, by, c, fall_row,
-                      0, 0)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_TRANSFER), old, by, c,
+                      fall_row,
+                      np.int64(0), np.int64(0))
             _step_out(st, tb, board, st.city_tile[c], old)
             if turns > 0:
-                log_event(st.event_log, st.n_events, st.turn[0], EV_REVOLT_START, by, old, c,
-                          turns, REVOLT_TRANSFER, 0)
+                log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REVOLT_START), by,
+                          old, c,
+                          turns, np.int64(REVOLT_TRANSFER), np.int64(0))
         else:
-            log_event(st.event_log, st.n_events, st.turn[0], EV_KEPT, old, by, c, fall_row, 0, 0)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_KEPT), old, by, c,
+                      fall_row, np.int64(0), np.int64(0))
     best = np.int64(-1)
     for c in range(st.n_cities[0]):
         if st.city_tile[c] >= 0 and st.city_owner[c] == old:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit(inline='always')  # a thin level: see sim.jit
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def max_hp(st: State, tb: TableArrays, city: np.int64) -> np.int64:
     """Max HP of `city` at its population with its buildings (V05)."""
     return city_max_hp(st.city_pop[city], st.city_buildings[city], tb.hp_base,

@@ -145,7 +145,7 @@ def attack_outcome_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np
     why = may_attack_owner(st, seat, owner)
     if why != OK:
         return why, 0, -1, 0, 0
-    if kind == TARGET_CITY and forbidden_mechanic(st, seat, M_ATTACK_CITIES):
+    if kind == TARGET_CITY and forbidden_mechanic(st, seat, np.int64(M_ATTACK_CITIES)):
         return R_FORBIDDEN, 0, -1, 0, 0
     a = attack * PERCENT
     if kind == TARGET_CITY:
@@ -187,11 +187,13 @@ def resolve_attack_at(st: State, tb: TableArrays, distance: np.ndarray, unit: np
     if why != OK:
         return why
     if kind == TARGET_CITY:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_ATTACK, seat, st.city_owner[tid],
-                  tid, st.unit_type[unit], -1, to_target + DAMAGE_SPLIT * to_attacker)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_ATTACK), seat,
+                  st.city_owner[tid],
+                  tid, st.unit_type[unit], np.int64(-1), to_target + DAMAGE_SPLIT * to_attacker)
     else:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_ATTACK, seat, st.unit_owner[tid],
-                  -1, st.unit_type[unit], st.unit_type[tid],
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_ATTACK), seat,
+                  st.unit_owner[tid],
+                  np.int64(-1), st.unit_type[unit], st.unit_type[tid],
                   to_target + DAMAGE_SPLIT * to_attacker)
     if kind == TARGET_CITY:
         st.city_hp[tid] = max(st.city_hp[tid] - to_target, np.int64(0))

@@ -195,8 +195,9 @@ def move_unit_at(st: State, tb: TableArrays, neighbours: np.ndarray, distance: n
         if st.camp_tile[m] == to:
             st.camp_tile[m] = -1
             st.seat_gold[seat] += tb.camp_clear_gold
-            log_event(st.event_log, st.n_events, st.turn[0], EV_CAMP_CLEARED, seat, -1, -1, m,
-                      tb.camp_clear_gold, 0)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_CAMP_CLEARED), seat,
+                      np.int64(-1), np.int64(-1), m,
+                      tb.camp_clear_gold, np.int64(0))
     return OK
 
 
@@ -238,7 +239,8 @@ def found_city(st: State, tb: TableArrays, board: Board, unit: np.int64,
     tile = st.unit_tile[unit]
     kill_unit(st, unit)  # the settler becomes the city
     c = place_city(st, tb, tile, seat, tb.start_population)
-    log_event(st.event_log, st.n_events, st.turn[0], EV_FOUND, seat, -1, c, 0, 0, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_FOUND), seat, np.int64(-1), c,
+              np.int64(0), np.int64(0), np.int64(0))
     return OK
 
 
@@ -246,7 +248,7 @@ def found_city(st: State, tb: TableArrays, board: Board, unit: np.int64,
 def buy_tile(st: State, tb: TableArrays, board: Board, city: np.int64, tile: np.int64,
              seat: np.int64) -> np.int64:
     """T04, T05, B2: buy `tile` for `city` at first + step × tiles it already bought."""
-    if forbidden_mechanic(st, seat, M_BUY_TILES):
+    if forbidden_mechanic(st, seat, np.int64(M_BUY_TILES)):
         return R_FORBIDDEN
     tile_city = regions(st, tb, board)
     code, price = buy_tile_check(city, seat, tile, tile_city, st.tile_terrain, tb.terrain_passable,
@@ -257,8 +259,9 @@ def buy_tile(st: State, tb: TableArrays, board: Board, city: np.int64, tile: np.
         return _BUY_REASON[code]
     st.seat_gold[seat] -= price
     st.tile_bought_by[tile] = city
-    log_event(st.event_log, st.n_events, st.turn[0], EV_TILE_BOUGHT, seat, -1, city, tile, price,
-              0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_TILE_BOUGHT), seat, np.int64(-1),
+              city, tile, price,
+              np.int64(0))
     return OK
 
 
@@ -334,8 +337,9 @@ def queue_item(st: State, tb: TableArrays, city: np.int64, item: np.int64,
             break
     n_units = tb.unit_cost.shape[0]
     if item >= n_units and tb.building_science_victory[item - n_units]:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_OBSERVATORY_QUEUED, seat, -1, city,
-                  0, 0, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_OBSERVATORY_QUEUED), seat,
+                  np.int64(-1), city,
+                  np.int64(0), np.int64(0), np.int64(0))
     return OK
 
 
@@ -355,7 +359,7 @@ def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64
     why = _own_city(st, city, seat)
     if why != OK:
         return why
-    if forbidden_mechanic(st, seat, M_RUSH):
+    if forbidden_mechanic(st, seat, np.int64(M_RUSH)):
         return R_FORBIDDEN
     item = st.city_queue[city, 0]
     if item < 0:
@@ -371,7 +375,8 @@ def rush(st: State, tb: TableArrays, city: np.int64, seat: np.int64) -> np.int64
     st.seat_gold[seat] -= price
     cost = tb.unit_cost[item] if item < n_units else tb.building_cost[item - n_units]
     st.city_production[city] = cost
-    log_event(st.event_log, st.n_events, st.turn[0], EV_RUSH, seat, -1, city, item, price, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_RUSH), seat, np.int64(-1), city,
+              item, price, np.int64(0))
     return OK
 
 
@@ -388,7 +393,8 @@ def repair(st: State, tb: TableArrays, city: np.int64, hp: np.int64, seat: np.in
         return R_NO_GOLD
     st.seat_gold[seat] -= price
     st.city_hp[city] += hp
-    log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIR, seat, -1, city, hp, price, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REPAIR), seat, np.int64(-1), city,
+              hp, price, np.int64(0))
     return OK
 
 
@@ -408,8 +414,9 @@ def research(st: State, tb: TableArrays, tech: np.int64, seat: np.int64) -> np.i
         return R_NO_SCIENCE
     st.seat_science[seat] -= tb.tech_cost[tech]
     st.seat_techs[seat, tech] = 1
-    log_event(st.event_log, st.n_events, st.turn[0], EV_RESEARCH, seat, -1, -1, tech,
-              tb.tech_cost[tech], 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_RESEARCH), seat, np.int64(-1),
+              np.int64(-1), tech,
+              tb.tech_cost[tech], np.int64(0))
     return OK
 
 
@@ -427,22 +434,25 @@ def offer_truce(st: State, tb: TableArrays, other: np.int64, seat: np.int64, pri
     if st.truce_turns[seat, other] > 0:
         return R_TRUCE_EXISTS
     # a truce binds both seats: neither may be one forbidden truces
-    if forbidden_mechanic(st, seat, M_TRUCE) or forbidden_mechanic(st, other, M_TRUCE):
+    if forbidden_mechanic(st, seat, np.int64(M_TRUCE)) or forbidden_mechanic(st, other,
+                                                                             np.int64(M_TRUCE)):
         return R_FORBIDDEN
     if price < tb.truce_price:
         return R_PRICE_LOW
     if st.seat_gold[seat] < price:
         return R_NO_GOLD
     if not accepted:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_TRUCE_DECLINED, seat, other, -1,
-                  tb.truce_turns, price, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_TRUCE_DECLINED), seat, other,
+                  np.int64(-1),
+                  tb.truce_turns, price, np.int64(0))
         return OK
     st.seat_gold[seat] -= price
     st.seat_gold[other] += price
     st.truce_turns[seat, other] = tb.truce_turns
     st.truce_turns[other, seat] = tb.truce_turns
-    log_event(st.event_log, st.n_events, st.turn[0], EV_TRUCE, seat, other, -1, tb.truce_turns,
-              price, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_TRUCE), seat, other, np.int64(-1),
+              tb.truce_turns,
+              price, np.int64(0))
     return OK
 
 
@@ -471,6 +481,7 @@ def disband_unit(st: State, unit: np.int64, seat: np.int64) -> np.int64:
     if why != OK:
         return why
     kill_unit(st, unit)  # the slot keeps its unit_type
-    log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, unit,
-              st.unit_type[unit], DISBAND_COMMAND)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_UNIT_DISBANDED), seat,
+              np.int64(-1), np.int64(-1), unit,
+              st.unit_type[unit], np.int64(DISBAND_COMMAND))
     return OK

@@ -13,7 +13,7 @@ from sim.jit import njit
 from sim.rules.codes import COL_A, COL_B, COL_BY, COL_C, COL_CITY, COL_KIND, COL_SEAT, COL_TURN
 
 
-@njit(inline="always")  # called with each event kind as a literal: one compile, not one per kind
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def log_event(event_log: np.ndarray, n_events: np.ndarray, turn: np.int64, kind: np.int64,
               seat: np.int64, by: np.int64, city: np.int64, a: np.int64, b: np.int64,
               c: np.int64) -> np.int64:

@@ -111,8 +111,9 @@ def flow_income(st: State, tb: TableArrays, board: Board, seat: np.int64,
     while over * tb.upkeep_per_unit > st.seat_gold[seat] and u >= 0:
         if st.unit_tile[u] >= 0 and st.unit_owner[u] == seat and is_military(tb, st.unit_type[u]):
             kill_unit(st, u)  # the slot keeps its unit_type
-            log_event(st.event_log, st.n_events, st.turn[0], EV_UNIT_DISBANDED, seat, -1, -1, u,
-                      st.unit_type[u], DISBAND_UPKEEP)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_UNIT_DISBANDED), seat,
+                      np.int64(-1), np.int64(-1), u,
+                      st.unit_type[u], np.int64(DISBAND_UPKEEP))
             over -= 1
         u -= 1
     st.seat_gold[seat] -= over * tb.upkeep_per_unit
@@ -161,11 +162,13 @@ def flow_production(st: State, tb: TableArrays, board: Board, seat: np.int64) ->
         st.city_queue[c, st.city_queue.shape[1] - 1] = -1
         if st.city_queue[c, 0] < 0:
             st.city_production[c] = 0
-        log_event(st.event_log, st.n_events, st.turn[0], EV_BUILT, seat, -1, c, item, 0, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_BUILT), seat, np.int64(-1), c,
+                  item, np.int64(0), np.int64(0))
         if item >= n_units and tb.building_science_victory[item - n_units]:
-            log_event(st.event_log, st.n_events, st.turn[0], EV_OBSERVATORY_COMPLETED, seat, -1,
-                      c, 0, 0, 0)
-            finish(st, SCIENCE_WIN, seat)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_OBSERVATORY_COMPLETED),
+                      seat, np.int64(-1),
+                      c, np.int64(0), np.int64(0), np.int64(0))
+            finish(st, np.int64(SCIENCE_WIN), seat)
             return
 
 
@@ -192,15 +195,17 @@ def flow_growth_repair_revolt(st: State, tb: TableArrays, seat: np.int64) -> Non
                 n_repaired += 1
                 hp_repaired += gained
     if n_repaired > 0:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, seat, -1, -1, n_repaired,
-                  hp_repaired, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REPAIRS), seat, np.int64(-1),
+                  np.int64(-1), n_repaired,
+                  hp_repaired, np.int64(0))
     for c in range(st.n_cities[0]):
         if st.city_tile[c] < 0 or st.city_owner[c] != seat or st.city_revolt[c] <= 0:
             continue
         st.city_revolt[c] -= 1
         if st.city_revolt[c] == 0:
-            log_event(st.event_log, st.n_events, st.turn[0], EV_REVOLT_END, seat, -1, c, 0,
-                      st.city_revolt_cause[c], 0)
+            log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REVOLT_END), seat,
+                      np.int64(-1), c, np.int64(0),
+                      st.city_revolt_cause[c], np.int64(0))
             st.city_revolt_cause[c] = 0
 
 
@@ -230,10 +235,12 @@ def flow_event_card(st: State, tb: TableArrays, seat: np.int64) -> None:
                 if pick == 0:
                     st.city_revolt[c] = tb.unrest_turns
                     st.city_revolt_cause[c] = REVOLT_UNREST
-                    log_event(st.event_log, st.n_events, st.turn[0], EV_UNREST, seat, -1, c,
-                              tb.unrest_turns, 0, 0)
-                    log_event(st.event_log, st.n_events, st.turn[0], EV_REVOLT_START, seat, -1,
-                              c, tb.unrest_turns, REVOLT_UNREST, 0)
+                    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_UNREST), seat,
+                              np.int64(-1), c,
+                              tb.unrest_turns, np.int64(0), np.int64(0))
+                    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REVOLT_START),
+                              seat, np.int64(-1),
+                              c, tb.unrest_turns, np.int64(REVOLT_UNREST), np.int64(0))
                     return
                 pick -= 1
     elif kind == CARD_GOLD:
@@ -256,7 +263,7 @@ def dominance_check(st: State, tb: TableArrays, seat: np.int64) -> None:
     else:
         st.seat_dominance[seat] = 0
     if st.seat_dominance[seat] >= tb.dominance_to_win:
-        finish(st, DOMINANCE, seat)
+        finish(st, np.int64(DOMINANCE), seat)
 
 
 @njit
@@ -274,18 +281,18 @@ def open_seat_turn(st: State, tb: TableArrays, board: Board, seat: np.int64,
     heal_units(st, tb, board, seat, mine)
     for u in mine:
         st.unit_moves_left[u] = unit_stat_moves(tb, st.unit_type[u])
-    t0 = tick(ticks, P_HEAL, t0)
+    t0 = tick(ticks, np.int64(P_HEAL), t0)
     flow_income(st, tb, board, seat, mine)
-    t0 = tick(ticks, P_INCOME, t0)
+    t0 = tick(ticks, np.int64(P_INCOME), t0)
     flow_production(st, tb, board, seat)
-    t0 = tick(ticks, P_PRODUCTION, t0)
+    t0 = tick(ticks, np.int64(P_PRODUCTION), t0)
     if st.finished[0]:
         return
     flow_growth_repair_revolt(st, tb, seat)
     flow_event_card(st, tb, seat)
-    t0 = tick(ticks, P_GROWTH, t0)
+    t0 = tick(ticks, np.int64(P_GROWTH), t0)
     dominance_check(st, tb, seat)
-    tick(ticks, P_VICTORY, t0)
+    tick(ticks, np.int64(P_VICTORY), t0)
 
 
 @njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
@@ -332,8 +339,8 @@ def end_turn(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> Non
             _terms, _counts, _score, rank = scores(st, tb, board)
             for t in range(rank.shape[0]):
                 if rank[t] == 1:
-                    finish(st, TURN_LIMIT, t)
-            tick(ticks, P_VICTORY, t0)
+                    finish(st, np.int64(TURN_LIMIT), t)
+            tick(ticks, np.int64(P_VICTORY), t0)
             return
         st.turn[0] += 1
         open_turn(st, tb, board, ticks)
@@ -347,7 +354,7 @@ def open_turn(st: State, tb: TableArrays, board: Board, ticks: np.ndarray) -> No
     first standing seat from the turn's opening seat (T12). ticks: sim.kernels.timing."""
     t0 = clock(ticks)
     start_of_turn(st, tb, board)
-    tick(ticks, P_UPKEEP, t0)
+    tick(ticks, np.int64(P_UPKEEP), t0)
     n = st.n_seats[0]
     first = opening_seat(st.turn[0], n)
     for k in range(n):

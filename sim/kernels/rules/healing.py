@@ -60,5 +60,6 @@ def heal_units(st: State, tb: TableArrays, board: Board, seat: np.int64,
             hp_healed += hp - st.unit_hp[u]
         st.unit_hp[u] = hp
     if n_healed > 0:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_HEALS, seat, -1, -1, n_healed,
-                  hp_healed, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_HEALS), seat, np.int64(-1),
+                  np.int64(-1), n_healed,
+                  hp_healed, np.int64(0))

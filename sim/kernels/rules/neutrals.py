@@ -45,8 +45,9 @@ def repair_villages(st: State, tb: TableArrays) -> None:
                 n_repaired += 1
                 hp_repaired += gained
     if n_repaired > 0:
-        log_event(st.event_log, st.n_events, st.turn[0], EV_REPAIRS, NEUTRAL, -1, -1,
-                  n_repaired, hp_repaired, 0)
+        log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_REPAIRS), np.int64(NEUTRAL),
+                  np.int64(-1), np.int64(-1),
+                  n_repaired, hp_repaired, np.int64(0))
 
 
 @njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)

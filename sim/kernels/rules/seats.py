@@ -57,8 +57,9 @@ def truce_between(st: State, a: np.int64, b: np.int64) -> bool:
 
 @njit
 def end_pact(st: State, p: np.int64) -> None:
-    log_event(st.event_log, st.n_events, st.turn[0], EV_PACT_END, st.pact_target[p], -1, -1,
-              p, 0, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_PACT_END), st.pact_target[p],
+              np.int64(-1), np.int64(-1),
+              p, np.int64(0), np.int64(0))
     st.pact_target[p] = -1
     st.pact_turns[p] = 0
     for s in range(st.n_seats[0]):
@@ -76,13 +77,13 @@ def forbidden_item(st: State, n_units: np.int64, seat: np.int64, item: np.int64)
     return (st.seat_forbid_buildings[seat] >> (item - n_units)) & 1 == 1
 
 
-@njit(inline='always')  # a thin level: see sim.jit
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def forbidden_tech(st: State, seat: np.int64, tech: np.int64) -> bool:
     """Whether the experiment forbids `seat` to research `tech` (research:<tech>)."""
     return seat >= 0 and (st.seat_forbid_techs[seat] >> tech) & 1 == 1
 
 
-@njit(inline="always")  # called with several literal mechanics: one compile, not one per mechanic
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def forbidden_mechanic(st: State, seat: np.int64, mechanic: np.int64) -> bool:
     """Whether the experiment forbids `seat` a mechanic (sim.rules.codes.MECHANICS)."""
     return seat >= 0 and (st.seat_forbid_mechanics[seat] >> mechanic) & 1 == 1

@@ -45,7 +45,7 @@ def unit_stat_range(tb: TableArrays, unit_type: np.int64) -> np.int64:
     return np.int64(0) if unit_type < 0 else tb.unit_range[unit_type]
 
 
-@njit(inline='always')  # a thin level: see sim.jit
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def is_military(tb: TableArrays, unit_type: np.int64) -> bool:
     """Counts for upkeep and can fight: not a city founder, attack > 0."""
     return unit_type >= 0 and not tb.unit_founds_city[unit_type] and tb.unit_attack[unit_type] > 0

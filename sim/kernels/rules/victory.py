@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sim.world.state import State
 
 
-@njit(inline="always")  # called with each victory code as a literal: one compile, not six
+@njit  # callers pass codes as np.int64: one compile (sim.jit)
 def finish(st: State, code: np.int64, winner: np.int64) -> None:
     """End the match with victory `code` for `winner` (V01: callers check in its order)."""
     if st.finished[0]:
@@ -39,7 +39,8 @@ def finish(st: State, code: np.int64, winner: np.int64) -> None:
     st.finished[0] = 1
     st.victory[0] = code
     st.winner[0] = winner
-    log_event(st.event_log, st.n_events, st.turn[0], EV_VICTORY, winner, -1, -1, code, 0, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_VICTORY), winner, np.int64(-1),
+              np.int64(-1), code, np.int64(0), np.int64(0))
 
 
 @njit
@@ -60,7 +61,8 @@ def eliminate(st: State, seat: np.int64, by: np.int64, cause_row: np.int64) -> N
             end_pact(st, p)
         elif st.pact_target[p] >= 0:
             st.pact_members[p, seat] = 0
-    log_event(st.event_log, st.n_events, st.turn[0], EV_ELIMINATED, seat, by, -1, cause_row, 0, 0)
+    log_event(st.event_log, st.n_events, st.turn[0], np.int64(EV_ELIMINATED), seat, by,
+              np.int64(-1), cause_row, np.int64(0), np.int64(0))
 
 
 @njit(inline='always')  # one caller: one level fewer in the call tree (sim.jit)
@@ -85,9 +87,9 @@ def check_conquest(st: State, tb: TableArrays, board: Board) -> None:
         if st.seat_human[s]:
             humans_set = True
     if alive == 1:
-        finish(st, CONQUEST, last)
+        finish(st, np.int64(CONQUEST), last)
     elif humans_set and not humans_alive and alive > 1:
         _terms, _counts, _score, rank = scores(st, tb, board)
         for s in range(rank.shape[0]):
             if rank[s] == 1:
-                finish(st, HUMAN_OUT, s)
+                finish(st, np.int64(HUMAN_OUT), s)
