@@ -82,7 +82,7 @@ def score_parts_into(st: State, tb: TableArrays, board: Board, flat_terms: np.nd
     return tile_city, terms, counts
 
 
-@njit
+@njit(inline='always')  # a thin level: one fewer in the call tree (sim.jit)
 def regions_and_scores(st: State, tb: TableArrays, board: Board):
     """(tile_city (T,), score (S,)): territory_and_scores' regions and scores alone, for
     the AI's read of them each seat turn (T08, T10, T13): no ranks are made."""
@@ -96,7 +96,7 @@ def regions_and_scores(st: State, tb: TableArrays, board: Board):
     return tile_city, score
 
 
-@njit
+@njit(inline='always')  # a thin level: one fewer in the call tree (sim.jit)
 def scores(st: State, tb: TableArrays, board: Board):
     """(terms (S, 5), counts (S, 4), score (S,), rank (S,)) for the current state (T10–T13)."""
     _tile_city, terms, counts, score, rank = territory_and_scores(st, tb, board)
