@@ -22,20 +22,30 @@ compile events) is kept short by numba's own tools:
 - LLVM runs at optimisation level 1 (NUMBA_OPT below), since each level of the call
   tree is optimised again (next item).
 - numba finalizes every function it compiles with the code of every function it
-  calls linked in, so each level of a call tree optimizes everything below it once
-  more. The thin levels of the match loop (run_match, play_one_turn, the lookahead's
-  and the search's choice, ai_take_turn) are `inline='always'`: the tree has fewer
-  levels. The one playout of a copy (sim.kernels.lookahead.play_out) is not: the
-  lookahead and the search share its one compiled body. Large kernels stay separate
-  even with one caller: numba's typing and lowering of a function grow faster than
-  its size (the AI's 14 single-caller kernels, ai_units, unit_orders, siege and the
-  like, inlined into the match loop took a cold compile from 61 to 116 s of CPU,
-  2026-12-07).
+  calls linked in, so each level of a call tree optimizes and emits everything below
+  it once more. The thin levels of the match loop (run_match, play_one_turn, the
+  lookahead's and the search's choice, ai_take_turn) are `inline='always'`, and so are
+  the thin levels and small kernels below it that have one caller (neutral_turn,
+  check_conquest, settler_orders, try_enter, scores and the like): the tree has fewer
+  levels and each heavy kernel is finalized fewer times. The one playout of a copy
+  (sim.kernels.lookahead.play_out) is not: the lookahead and the search share its one
+  compiled body.
+- `inline='always'` is not free: numba translates the function's bytecode again at
+  every call site (about 50 ms a site on this VM, 2026-12-07: a 15-line function
+  inlined at 31 sites took 2.2 s against 0.6 s as calls). A small kernel called from
+  many places (log_event, tick, is_military, forbidden_mechanic, finish, ...) is a
+  plain call (LLVM may still inline it; the warm match rate held). Large kernels stay
+  separate even with
+  one caller: numba's typing and lowering of a function grow faster than its size
+  (the AI's 14 single-caller kernels, ai_units, unit_orders, siege and the like,
+  inlined into the match loop took a cold compile from 61 to 116 s of CPU; the map
+  generator inlined into setup_match, or the flows into open_seat_turn, cost more
+  than the two compiled apart, 2026-12-07).
 - numba compiles a function once per distinct argument types, and a literal (`-1`,
   `False`, a code such as BANDIT) is a type of its own, as is a variable numba first
   sees holding one (`best = -1` before a loop). Kernels pass and initialise such
-  values as `np.int64(...)` / `np.bool_(...)`, so each kernel is compiled once; a
-  small kernel meant to see its constants is `inline='always'` instead.
+  values as `np.int64(...)` / `np.bool_(...)`, so each kernel is compiled once
+  (tools/compile_profile.py lists any function compiled more than once).
 """
 
 from __future__ import annotations
