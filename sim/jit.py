@@ -35,8 +35,8 @@ compile events) is kept short by numba's own tools:
   inlined at 31 sites took 2.2 s against 0.6 s as calls). A small kernel called from
   many places (log_event, tick, is_military, forbidden_mechanic, finish, ...) is a
   plain call (LLVM may still inline it; the warm match rate held). Large kernels stay
-  separate even with
-  one caller: numba's typing and lowering of a function grow faster than its size
+  separate even with one caller: numba's typing and lowering of a function grow
+  faster than its size
   (the AI's 14 single-caller kernels, ai_units, unit_orders, siege and the like,
   inlined into the match loop took a cold compile from 61 to 116 s of CPU; the map
   generator inlined into setup_match, or the flows into open_seat_turn, cost more
