@@ -387,10 +387,12 @@ def lookahead_orders(st: State, tb: TableArrays, board: Board, path: np.ndarray,
     turns = match_turns(st, tb.lookahead_horizon_pct)
     best = picks[0]  # one candidate: nothing to compare, so no play-out
     best_value = np.int64(0)
+    # value_weights[:] is a slice, the array type of the search's [:0]: play_out and
+    # position_value compile once for both, not once per weights type (sim.jit)
     for i in range(k if k > 1 else 0):
         o = picks[i]
         value = play_out(st, tb, board, path, seat, plans[o], targets[o], seed, turns,
-                         tb.lookahead_win_value, tb.value_weights, scratch)
+                         tb.lookahead_win_value, tb.value_weights[:], scratch)
         if o == 0:
             value += tb.lookahead_keep_margin
         if i == 0 or value > best_value:
