@@ -298,12 +298,18 @@ def play_out(st: State, tb: TableArrays, board: Board, path: np.ndarray, seat: n
     lo, hi = scratch.uncopied[0], scratch.uncopied[1]
     scratch_bytes = scratch.scratch_bytes
     state_bytes = scratch.state_bytes
-    scratch_bytes[:lo] = state_bytes[:lo]
-    scratch_bytes[hi:] = state_bytes[hi:]
+    # plain loops, not slice assignments: those link numba's shape-mismatch error (its
+    # string formatting and all) into the playout and every level above it (sim.jit)
+    for i in range(lo):
+        scratch_bytes[i] = state_bytes[i]
+    for i in range(hi, state_bytes.shape[0]):
+        scratch_bytes[i] = state_bytes[i]
     cp = scratch.holder[0]
     # the rows logged so far: the AI reads the log back (ai.diplomacy.war_record)
     logged = min(st.n_events[0], st.event_log.shape[0])
-    cp.event_log[:logged] = st.event_log[:logged]
+    for r in range(logged):
+        for k in range(st.event_log.shape[1]):
+            cp.event_log[r, k] = st.event_log[r, k]
     cp.seat_plan[seat] = plan
     cp.seat_target[seat] = target
     seed_copy(cp, seed)
